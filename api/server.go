@@ -1,0 +1,617 @@
+// Package api is approvebot's HTTP surface for agents and operators: routing, bearer-token
+// auth (constant time, 401 vs 403), strict JSON with stable error codes, body caps, per-token
+// rate limits, and the wire form of the request object. Every decision goes through the gate.
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/approvebot/approvebot/core/approval"
+	"github.com/approvebot/approvebot/core/gate"
+	"github.com/approvebot/approvebot/core/ledger"
+)
+
+// Role is what a token may do.
+type Role string
+
+const (
+	RoleAgent    Role = "agent"
+	RoleOperator Role = "operator"
+)
+
+// Token is one configured bearer token.
+type Token struct {
+	Name  string
+	Role  Role
+	Value string
+}
+
+// AuditSource reads the trail and the persisted allowlist.
+type AuditSource interface {
+	Audit(ctx context.Context, q approval.AuditQuery) ([]approval.AuditEntry, error)
+}
+
+// AllowlistStore lists and revokes persisted "allow always" entries.
+type AllowlistStore interface {
+	ListAllowlistJSON(ctx context.Context) (any, error)
+	RevokeAllowlist(ctx context.Context, pattern string, audit approval.AuditEntry) (bool, error)
+}
+
+// Metrics is what the API reports.
+type Metrics interface {
+	HTTP(route string, code int, d time.Duration)
+	RateLimited()
+	Handler() http.Handler
+}
+
+// Options configures the server.
+type Options struct {
+	Gate      *gate.Gate
+	Audit     AuditSource
+	Allowlist AllowlistStore
+	Tokens    []Token
+	MaxBody   int64
+	MaxWait   time.Duration
+	// RateLimit (per second) and RateBurst apply per token; RateLimit 0 disables limiting.
+	RateLimit float64
+	RateBurst int
+	Metrics   Metrics
+	Logger    *slog.Logger
+	// Health reports the store's and channels' health for /healthz.
+	Health func(ctx context.Context) (storeOK bool, channels map[string]gate.Health)
+	// Extra mounts more handlers (channel webhooks), path → handler. They do their own auth.
+	Extra map[string]http.Handler
+}
+
+// Server serves the API.
+type Server struct {
+	opts     Options
+	gate     *gate.Gate
+	log      *slog.Logger
+	tokens   []hashedToken
+	mux      *http.ServeMux
+	limiters sync.Map // token name → *rate.Limiter
+}
+
+type hashedToken struct {
+	name string
+	role Role
+	sum  [32]byte
+}
+
+type caller struct {
+	name string
+	role Role
+}
+
+// New builds the server.
+func New(opts Options) (*Server, error) {
+	if opts.Gate == nil {
+		return nil, errors.New("api: gate is required")
+	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = 1 << 20
+	}
+	if opts.MaxWait <= 0 {
+		opts.MaxWait = 10 * time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opts: opts, gate: opts.Gate, log: opts.Logger, mux: http.NewServeMux()}
+	for _, t := range opts.Tokens {
+		if len(t.Value) < 16 {
+			return nil, fmt.Errorf("token of %q is shorter than 16 characters", t.Name)
+		}
+		s.tokens = append(s.tokens, hashedToken{name: t.Name, role: t.Role, sum: sha256.Sum256([]byte(t.Value))})
+	}
+	s.route("POST /v1/requests", RoleAgent, s.createRequest)
+	s.route("GET /v1/requests/{id}", RoleAgent, s.getRequest)
+	s.route("DELETE /v1/requests/{id}", RoleAgent, s.cancelRequest)
+	s.route("GET /v1/requests", RoleOperator, s.listRequests)
+	s.route("POST /v1/requests/{id}/decision", RoleOperator, s.decide)
+	s.route("PUT /v1/sessions/{session}", RoleOperator, s.putSession)
+	s.route("POST /v1/sessions/{session}/unpause", RoleOperator, s.unpause)
+	s.route("GET /v1/audit", RoleOperator, s.audit)
+	s.route("GET /v1/allowlist", RoleOperator, s.listAllowlist)
+	s.route("DELETE /v1/allowlist", RoleOperator, s.revokeAllowlist)
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	if opts.Metrics != nil {
+		s.mux.Handle("GET /metrics", opts.Metrics.Handler())
+	}
+	for p, h := range opts.Extra {
+		s.mux.Handle(p, h)
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, newError(404, "no_route", "no such endpoint: "+r.Method+" "+r.URL.Path))
+	})
+	return s, nil
+}
+
+// Handler is the root handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+type handler func(w http.ResponseWriter, r *http.Request, c caller) *apiError
+
+func (s *Server) route(pattern string, need Role, h handler) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, code: 200}
+		e := s.serve(sw, r, need, h)
+		if e != nil {
+			writeError(sw, e)
+		}
+		if s.opts.Metrics != nil {
+			s.opts.Metrics.HTTP(pattern, sw.code, time.Since(start))
+		}
+	})
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, need Role, h handler) (e *apiError) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("handler panic", "path", r.URL.Path, "panic", fmt.Sprint(p))
+			e = errInternal
+		}
+	}()
+	c, ok := s.authenticate(r)
+	if !ok {
+		return errUnauthorized
+	}
+	if need == RoleOperator && c.role != RoleOperator {
+		return errForbidden
+	}
+	if !s.allow(w, c) {
+		return newError(429, "rate_limited", "too many requests for this token; retry after the Retry-After delay")
+	}
+	return h(w, r, c)
+}
+
+func (s *Server) authenticate(r *http.Request) (caller, bool) {
+	h := r.Header.Get("Authorization")
+	const prefix = "Bearer "
+	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return caller{}, false
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(h[len(prefix):])))
+	found := -1
+	// Compare against every token so timing says nothing about which one matched.
+	for i := range s.tokens {
+		if subtle.ConstantTimeCompare(sum[:], s.tokens[i].sum[:]) == 1 {
+			found = i
+		}
+	}
+	if found < 0 {
+		return caller{}, false
+	}
+	return caller{name: s.tokens[found].name, role: s.tokens[found].role}, true
+}
+
+func (s *Server) allow(w http.ResponseWriter, c caller) bool {
+	if s.opts.RateLimit <= 0 {
+		return true
+	}
+	v, ok := s.limiters.Load(c.name)
+	if !ok {
+		burst := s.opts.RateBurst
+		if burst <= 0 {
+			burst = int(math.Ceil(s.opts.RateLimit))
+		}
+		v, _ = s.limiters.LoadOrStore(c.name, rate.NewLimiter(rate.Limit(s.opts.RateLimit), burst))
+	}
+	lim := v.(*rate.Limiter)
+	res := lim.Reserve()
+	if d := res.Delay(); d > 0 {
+		res.Cancel()
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(d.Seconds()))))
+		if s.opts.Metrics != nil {
+			s.opts.Metrics.RateLimited()
+		}
+		return false
+	}
+	return true
+}
+
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	if r.ContentLength > s.opts.MaxBody {
+		return nil, errTooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, errTooLarge
+		}
+		return nil, newError(400, "bad_body", "reading request body failed")
+	}
+	return body, nil
+}
+
+// --- agent endpoints ---
+
+type createBody struct {
+	Tool          *string         `json:"tool"`
+	Args          json.RawMessage `json:"args"`
+	Session       string          `json:"session"`
+	ParentSession string          `json:"parent_session"`
+	Cwd           string          `json:"cwd"`
+	Reason        string          `json:"reason"`
+	Facts         *approval.Facts `json:"facts"`
+	Unattended    bool            `json:"unattended"`
+	Tier          string          `json:"tier"`
+	Wait          string          `json:"wait"`
+	_             struct{}        `json:"-"`
+}
+
+func (s *Server) createRequest(w http.ResponseWriter, r *http.Request, c caller) *apiError {
+	body, e := s.readBody(w, r)
+	if e != nil {
+		return e
+	}
+	var b createBody
+	if e := decodeStrict(body, &b); e != nil {
+		return e
+	}
+	if b.Tool == nil || *b.Tool == "" {
+		return newError(400, "missing_tool", "tool is required")
+	}
+	args, e := decodeArgs(b.Args)
+	if e != nil {
+		return e
+	}
+	wait, e := s.parseWait(b.Wait)
+	if e != nil {
+		return e
+	}
+	ask := gate.Ask{
+		Tool: *b.Tool, Args: args, Session: b.Session, ParentSession: b.ParentSession, Cwd: b.Cwd,
+		Reason: b.Reason, Unattended: b.Unattended, Tier: b.Tier,
+	}
+	if b.Facts != nil {
+		ask.Facts = *b.Facts
+	}
+	rec, err := s.gate.Submit(r.Context(), ask, gate.Caller{Name: c.name, Operator: c.role == RoleOperator})
+	if err != nil {
+		return s.gateError(err)
+	}
+	if rec.State == approval.StatePending && wait > 0 {
+		rec = s.waitOrCancel(r, rec, wait, c)
+	}
+	writeRequest(w, rec)
+	return nil
+}
+
+// waitOrCancel blocks for the decision. If the agent goes away first, its request is
+// cancelled: an orphan must never be approved.
+func (s *Server) waitOrCancel(r *http.Request, rec approval.Request, wait time.Duration, c caller) approval.Request {
+	got, err := s.gate.Wait(r.Context(), rec.ID, wait)
+	if err != nil {
+		return rec
+	}
+	if got.State == approval.StatePending && r.Context().Err() != nil {
+		if cancelled, err := s.gate.Cancel(context.WithoutCancel(r.Context()), rec.ID, c.name); err == nil {
+			return cancelled
+		}
+		if again, err := s.gate.Get(context.WithoutCancel(r.Context()), rec.ID); err == nil {
+			return again
+		}
+	}
+	return got
+}
+
+func decodeArgs(raw json.RawMessage) (map[string]any, *apiError) {
+	trimmed := strings.TrimSpace(string(raw))
+	if trimmed == "" || trimmed == "null" {
+		return nil, newError(400, "args_not_object", "args must be a JSON object")
+	}
+	if trimmed[0] != '{' {
+		return nil, newError(400, "args_not_object", "args must be a JSON object")
+	}
+	dec := json.NewDecoder(strings.NewReader(trimmed))
+	dec.UseNumber()
+	var args map[string]any
+	if err := dec.Decode(&args); err != nil || args == nil {
+		return nil, newError(400, "args_not_object", "args must be a JSON object")
+	}
+	return args, nil
+}
+
+func (s *Server) parseWait(v string) (time.Duration, *apiError) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, newError(400, "invalid_wait", fmt.Sprintf("wait %q is not a duration such as \"30s\"", v))
+	}
+	if d > s.opts.MaxWait {
+		d = s.opts.MaxWait
+	}
+	return d, nil
+}
+
+func (s *Server) ownRequest(r *http.Request, c caller) (approval.Request, *apiError) {
+	id := r.PathValue("id")
+	rec, err := s.gate.Get(r.Context(), id)
+	if err != nil {
+		if errors.Is(err, approval.ErrNotFound) {
+			return rec, errNotFound
+		}
+		return rec, s.gateError(err)
+	}
+	// An agent sees only its own requests; a wrong owner looks exactly like a missing id.
+	if c.role != RoleOperator && rec.Agent != c.name {
+		return approval.Request{}, errNotFound
+	}
+	return rec, nil
+}
+
+func (s *Server) getRequest(w http.ResponseWriter, r *http.Request, c caller) *apiError {
+	rec, e := s.ownRequest(r, c)
+	if e != nil {
+		return e
+	}
+	wait, e := s.parseWait(r.URL.Query().Get("wait"))
+	if e != nil {
+		return e
+	}
+	if rec.State == approval.StatePending && wait > 0 {
+		if got, err := s.gate.Wait(r.Context(), rec.ID, wait); err == nil {
+			rec = got
+		}
+	}
+	writeRequest(w, rec)
+	return nil
+}
+
+func (s *Server) cancelRequest(w http.ResponseWriter, r *http.Request, c caller) *apiError {
+	rec, e := s.ownRequest(r, c)
+	if e != nil {
+		return e
+	}
+	got, err := s.gate.Cancel(r.Context(), rec.ID, c.name)
+	if err != nil {
+		var lost *gate.AlreadyDecidedError
+		if errors.As(err, &lost) {
+			return conflict(lost)
+		}
+		return s.gateError(err)
+	}
+	writeRequest(w, got)
+	return nil
+}
+
+// --- operator endpoints ---
+
+func (s *Server) listRequests(w http.ResponseWriter, r *http.Request, c caller) *apiError {
+	state := r.URL.Query().Get("state")
+	if state != "" && state != "pending" {
+		return newError(400, "invalid_state", "only state=pending can be listed")
+	}
+	list := s.gate.LivePending("", "")
+	out := make([]requestView, 0, len(list))
+	for i := range list {
+		out = append(out, viewOf(&list[i]))
+	}
+	writeJSON(w, 200, map[string]any{"requests": out})
+	return nil
+}
+
+type decisionBody struct {
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason"`
+}
+
+func (s *Server) decide(w http.ResponseWriter, r *http.Request, c caller) *apiError {
+	body, e := s.readBody(w, r)
+	if e != nil {
+		return e
+	}
+	var b decisionBody
+	if e := decodeStrict(body, &b); e != nil {
+		return e
+	}
+	outcome, ok := approval.ParseDecisionOutcome(b.Outcome)
+	if !ok {
+		return newError(400, "invalid_outcome", "outcome must be allow_once, allow_session, allow_always or deny")
+	}
+	id := r.PathValue("id")
+	cur, err := s.gate.Get(r.Context(), id)
+	if err != nil {
+		if errors.Is(err, approval.ErrNotFound) {
+			return errNotFound
+		}
+		return s.gateError(err)
+	}
+	if cur.Agent == c.name {
+		return newError(403, "self_decision", "a token may not decide a request it made")
+	}
+	rec, err := s.gate.Decide(r.Context(), id, gate.Decision{Outcome: outcome, Reason: b.Reason, DecidedBy: c.name, Channel: "api"})
+	if err != nil {
+		var lost *gate.AlreadyDecidedError
+		switch {
+		case errors.As(err, &lost):
+			return conflict(lost)
+		case errors.Is(err, gate.ErrExpired):
+			e := newError(409, "expired", "this request expired before the decision")
+			v := viewOf(&rec)
+			e.Request = v
+			return e
+		}
+		return s.gateError(err)
+	}
+	writeRequest(w, rec)
+	return nil
+}
+
+func conflict(lost *gate.AlreadyDecidedError) *apiError {
+	e := newError(409, "already_decided", lost.Error())
+	e.DecidedBy = lost.Request.DecidedBy
+	e.DecidedAt = lost.Request.DecidedAt.UTC().Format(time.RFC3339Nano)
+	v := viewOf(&lost.Request)
+	e.Request = v
+	return e
+}
+
+type sessionBody struct {
+	Tier       *string `json:"tier"`
+	Unattended *bool   `json:"unattended"`
+}
+
+func (s *Server) putSession(w http.ResponseWriter, r *http.Request, c caller) *apiError {
+	body, e := s.readBody(w, r)
+	if e != nil {
+		return e
+	}
+	var b sessionBody
+	if e := decodeStrict(body, &b); e != nil {
+		return e
+	}
+	sess, err := s.gate.UpdateSession(r.Context(), r.PathValue("session"), gate.SessionUpdate{Tier: b.Tier, Unattended: b.Unattended}, c.name)
+	if err != nil {
+		return s.gateError(err)
+	}
+	writeJSON(w, 200, sessionView(sess))
+	return nil
+}
+
+func (s *Server) unpause(w http.ResponseWriter, r *http.Request, c caller) *apiError {
+	sess, err := s.gate.Unpause(r.Context(), r.PathValue("session"), c.name)
+	if err != nil {
+		return s.gateError(err)
+	}
+	writeJSON(w, 200, sessionView(sess))
+	return nil
+}
+
+func sessionView(s ledger.Session) map[string]any {
+	return map[string]any{"session": s.Name, "tier": s.Tier, "unattended": s.Unattended, "paused": s.Paused, "denials": s.Denials, "parent": s.Parent}
+}
+
+func (s *Server) audit(w http.ResponseWriter, r *http.Request, c caller) *apiError {
+	if s.opts.Audit == nil {
+		return newError(501, "not_available", "no audit source")
+	}
+	q := approval.AuditQuery{Session: r.URL.Query().Get("session"), RequestID: r.URL.Query().Get("request")}
+	if v := r.URL.Query().Get("since"); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			d, derr := time.ParseDuration(v)
+			if derr != nil {
+				return newError(400, "invalid_since", "since must be RFC 3339 time or a duration such as 1h")
+			}
+			t = time.Now().Add(-d)
+		}
+		q.Since = t
+	}
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return newError(400, "invalid_limit", "limit must be a positive integer")
+		}
+		q.Limit = n
+	}
+	entries, err := s.opts.Audit.Audit(r.Context(), q)
+	if err != nil {
+		s.log.Error("audit read failed", "err", err)
+		return errInternal
+	}
+	if entries == nil {
+		entries = []approval.AuditEntry{}
+	}
+	writeJSON(w, 200, map[string]any{"entries": entries})
+	return nil
+}
+
+func (s *Server) listAllowlist(w http.ResponseWriter, r *http.Request, c caller) *apiError {
+	if s.opts.Allowlist == nil {
+		return newError(501, "not_available", "no allowlist store")
+	}
+	items, err := s.opts.Allowlist.ListAllowlistJSON(r.Context())
+	if err != nil {
+		return errInternal
+	}
+	writeJSON(w, 200, map[string]any{"entries": items})
+	return nil
+}
+
+func (s *Server) revokeAllowlist(w http.ResponseWriter, r *http.Request, c caller) *apiError {
+	if s.opts.Allowlist == nil {
+		return newError(501, "not_available", "no allowlist store")
+	}
+	pattern := r.URL.Query().Get("pattern")
+	if pattern == "" {
+		return newError(400, "missing_pattern", "pattern query parameter is required")
+	}
+	ok, err := s.opts.Allowlist.RevokeAllowlist(r.Context(), pattern, approval.AuditEntry{
+		Time: time.Now().UTC(), Event: approval.EventAllowlist, Actor: c.name, Reason: "revoked " + pattern,
+	})
+	if err != nil {
+		return errInternal
+	}
+	if !ok {
+		return newError(404, "not_found", "no persisted allowlist entry with that pattern")
+	}
+	writeJSON(w, 200, map[string]any{"revoked": pattern})
+	return nil
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	storeOK, channels := true, map[string]gate.Health{}
+	if s.opts.Health != nil {
+		storeOK, channels = s.opts.Health(r.Context())
+	}
+	status, code := "ok", 200
+	if !storeOK {
+		status, code = "store_unavailable", 503
+	} else {
+		for _, h := range channels {
+			if !h.OK {
+				status = "degraded"
+			}
+		}
+	}
+	writeJSON(w, code, map[string]any{"status": status, "store": storeOK, "channels": channels})
+}
+
+func (s *Server) gateError(err error) *apiError {
+	switch {
+	case errors.Is(err, gate.ErrInvalid):
+		return newError(400, "invalid_request", strings.TrimPrefix(err.Error(), "invalid: "))
+	case errors.Is(err, approval.ErrNotFound):
+		return errNotFound
+	case errors.Is(err, gate.ErrTooManyPending):
+		return newError(429, "too_many_pending", err.Error())
+	case errors.Is(err, gate.ErrClosed):
+		return errClosing
+	case errors.Is(err, context.Canceled):
+		return newError(499, "cancelled", "the caller went away")
+	}
+	s.log.Error("request failed", "err", err)
+	return errInternal
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}

@@ -1,0 +1,66 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/approvebot/approvebot/core/approval"
+)
+
+// requestView is the request object of the API contract.
+type requestView struct {
+	ID          string     `json:"id"`
+	State       string     `json:"state"`
+	Allowed     bool       `json:"allowed"`
+	Outcome     *string    `json:"outcome"`
+	Source      *string    `json:"source"`
+	Reason      string     `json:"reason"`
+	Message     string     `json:"message"`
+	Summary     string     `json:"summary"`
+	Truncated   bool       `json:"truncated"`
+	Fingerprint string     `json:"fingerprint"`
+	DecidedBy   *string    `json:"decided_by"`
+	CreatedAt   time.Time  `json:"created_at"`
+	ExpiresAt   *time.Time `json:"expires_at"`
+	DecidedAt   *time.Time `json:"decided_at"`
+	Tool        string     `json:"tool"`
+	Session     string     `json:"session"`
+	Agent       string     `json:"agent,omitempty"`
+	Rule        string     `json:"rule,omitempty"`
+}
+
+func viewOf(r *approval.Request) requestView {
+	v := requestView{
+		ID: r.ID, State: string(r.State), Allowed: r.Allowed && r.State == approval.StateAllowed, Reason: r.Reason,
+		Message: r.Message, Summary: r.Summary, Truncated: r.Truncated, Fingerprint: r.Fingerprint,
+		CreatedAt: r.CreatedAt, Tool: r.Tool, Session: r.Session, Agent: r.Agent, Rule: r.Rule,
+	}
+	if r.Outcome != approval.OutcomeNone {
+		o := string(r.Outcome)
+		v.Outcome = &o
+	}
+	if r.Source != "" && r.State != approval.StatePending {
+		src := string(r.Source)
+		v.Source = &src
+	}
+	if r.DecidedBy != "" {
+		v.DecidedBy = &r.DecidedBy
+	}
+	if !r.ExpiresAt.IsZero() {
+		t := r.ExpiresAt
+		v.ExpiresAt = &t
+	}
+	if !r.DecidedAt.IsZero() {
+		t := r.DecidedAt
+		v.DecidedAt = &t
+	}
+	return v
+}
+
+func writeRequest(w http.ResponseWriter, r approval.Request) {
+	status := http.StatusOK
+	if r.State == approval.StatePending {
+		status = http.StatusAccepted
+	}
+	writeJSON(w, status, viewOf(&r))
+}

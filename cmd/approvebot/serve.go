@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/approvebot/approvebot/api"
+	"github.com/approvebot/approvebot/config"
+	"github.com/approvebot/approvebot/core/gate"
+	"github.com/approvebot/approvebot/core/policy"
+	"github.com/approvebot/approvebot/metrics"
+	"github.com/approvebot/approvebot/store"
+)
+
+func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "config file (TOML); empty runs on embedded defaults")
+	if err := fs.Parse(args); err != nil {
+		return &exitError{code: 2}
+	}
+	cfg, err := config.Load(*configPath)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, stdout, stderr, nil)
+}
+
+func newLogger(cfg config.Log, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.Level))
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: redactAttr}
+	if cfg.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// serve runs the service until ctx ends. ready, when not nil, receives the bound address.
+func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, ready chan<- string) error {
+	log := newLogger(cfg.Log, stderr)
+	tokens, err := loadTokens(cfg, stdout)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(cfg.Server.Data, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	engine, err := policy.NewEngine(cfg.Policy, st)
+	if err != nil {
+		return err
+	}
+	var m *metrics.Metrics
+	chans, handlers, err := buildChannels(cfg, log, func(channel string) { m.Refused(channel) })
+	if err != nil {
+		return err
+	}
+	m = metrics.New(func() map[string]gate.Health { return channelHealth(chans) })
+	routes := make([]gate.Route, 0, len(cfg.Routes))
+	for _, r := range cfg.Routes {
+		routes = append(routes, gate.Route{Agent: r.Agent, Session: r.Session, Tool: r.Tool, Channel: r.Channel, Chats: r.Chats})
+	}
+	g, err := gate.New(gate.Options{
+		ApprovalTimeout: cfg.Server.ApprovalTimeout.Duration, DeliveryTimeout: cfg.Server.DeliveryTimeout.Duration,
+		MaxPendingTotal: cfg.Server.MaxPending, MaxPendingPerSession: cfg.Server.MaxPendingPerSession,
+		OperatorOnly: !cfg.Server.HeadlessFallback, Logger: log, Metrics: m,
+	}, st, engine, chans, routes)
+	if err != nil {
+		return err
+	}
+	expired, rearmed, err := g.Recover(ctx)
+	if err != nil {
+		return fmt.Errorf("recovering pending requests: %w", err)
+	}
+	if expired+rearmed > 0 {
+		log.Info("recovered pending requests", "expired", expired, "rearmed", rearmed)
+	}
+	srvAPI, err := api.New(api.Options{
+		Gate: g, Audit: st, Allowlist: allowlistAdapter{st}, Tokens: tokens, MaxBody: cfg.Server.MaxBody,
+		MaxWait: cfg.Server.MaxWait.Duration, RateLimit: cfg.Server.RateLimit, RateBurst: cfg.Server.RateBurst,
+		Metrics: m, Logger: log, Extra: handlers,
+		Health: func(ctx context.Context) (bool, map[string]gate.Health) {
+			return st.Check() == nil, channelHealth(chans)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", cfg.Server.Listen, err)
+	}
+	srv := &http.Server{
+		Handler:           srvAPI.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      cfg.Server.MaxWait.Duration + 30*time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	runCtx, stopRunners := context.WithCancel(context.Background())
+	var runners sync.WaitGroup
+	for _, c := range chans {
+		r, ok := c.(gate.Runner)
+		if !ok {
+			continue
+		}
+		runners.Add(1)
+		go func() {
+			defer runners.Done()
+			if err := r.Run(runCtx, g); err != nil && !errors.Is(err, context.Canceled) {
+				log.Error("channel stopped", "channel", c.Name(), "err", err)
+			}
+		}()
+	}
+	log.Info("approvebot listening", "addr", ln.Addr().String(), "db", cfg.Server.Data, "channels", len(chans))
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		stopRunners()
+		runners.Wait()
+		return fmt.Errorf("http server: %w", err)
+	}
+	log.Info("shutting down")
+	shCtx, cancel := context.WithTimeout(context.Background(), cfg.Server.ShutdownTimeout.Duration)
+	defer cancel()
+	// Release long-polls first (agents re-poll after the restart), then drain HTTP, stop the
+	// channels, and wait for card edits in flight; pending requests stay in the store.
+	closeErr := make(chan error, 1)
+	go func() { closeErr <- g.Close(shCtx) }()
+	if err := srv.Shutdown(shCtx); err != nil {
+		log.Warn("http shutdown", "err", err)
+	}
+	stopRunners()
+	runners.Wait()
+	if err := <-closeErr; err != nil {
+		log.Warn("gate shutdown", "err", err)
+	}
+	return nil
+}
+
+func channelHealth(chans []gate.Channel) map[string]gate.Health {
+	out := make(map[string]gate.Health, len(chans))
+	for _, c := range chans {
+		out[c.Name()] = c.Health()
+	}
+	return out
+}
+
+type allowlistAdapter struct{ st *store.Store }
+
+func (a allowlistAdapter) ListAllowlistJSON(ctx context.Context) (any, error) {
+	items, err := a.st.ListAllowlist(ctx)
+	if items == nil {
+		items = []store.AllowlistItem{}
+	}
+	return items, err
+}
+
+func (a allowlistAdapter) RevokeAllowlist(ctx context.Context, pattern string, e approvalAuditEntry) (bool, error) {
+	return a.st.RevokeAllowlist(ctx, pattern, e)
+}

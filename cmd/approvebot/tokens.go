@@ -1,0 +1,110 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/approvebot/approvebot/api"
+	"github.com/approvebot/approvebot/config"
+)
+
+// generatedTokens is the file kept beside the database when no [[agents]] are configured.
+type generatedTokens struct {
+	Agent    string `json:"agent"`
+	Operator string `json:"operator"`
+}
+
+// loadTokens returns the API tokens: from the environment variables [[agents]] name, or —
+// with no [[agents]] — from the generated tokens file, created (mode 0600) on first start.
+// Access is never anonymous.
+func loadTokens(cfg *config.Config, stdout io.Writer) ([]api.Token, error) {
+	if len(cfg.Agents) > 0 {
+		var out []api.Token
+		for i, a := range cfg.Agents {
+			v := config.Secret(a.TokenEnv)
+			if v == "" {
+				return nil, fmt.Errorf("agents[%d] (%s): environment variable %s is not set", i, a.Name, a.TokenEnv)
+			}
+			if len(v) < 16 {
+				return nil, fmt.Errorf("agents[%d] (%s): the token in %s is shorter than 16 characters", i, a.Name, a.TokenEnv)
+			}
+			out = append(out, api.Token{Name: a.Name, Role: api.Role(a.Role), Value: v})
+		}
+		return out, nil
+	}
+	path := cfg.Server.TokensFile
+	t, err := readTokens(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		t = generatedTokens{Agent: "abt_agent_" + randomToken(), Operator: "abt_op_" + randomToken()}
+		raw, _ := json.MarshalIndent(t, "", "  ")
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("creating tokens file: %w", err)
+		}
+		if _, err := f.Write(append(raw, '\n')); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("writing tokens file: %w", err)
+		}
+		if err := f.Close(); err != nil {
+			return nil, fmt.Errorf("writing tokens file: %w", err)
+		}
+		printFirstStart(stdout, cfg, path, t)
+	} else if err != nil {
+		return nil, err
+	}
+	return []api.Token{
+		{Name: "agent", Role: api.RoleAgent, Value: t.Agent},
+		{Name: "operator", Role: api.RoleOperator, Value: t.Operator},
+	}, nil
+}
+
+func readTokens(path string) (generatedTokens, error) {
+	var t generatedTokens
+	st, err := os.Stat(path)
+	if err != nil {
+		return t, err
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return t, fmt.Errorf("tokens file %s is readable by others (mode %v): chmod 600 it", path, st.Mode().Perm())
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return t, err
+	}
+	if err := json.Unmarshal(raw, &t); err != nil || len(t.Agent) < 16 || len(t.Operator) < 16 {
+		return t, fmt.Errorf("tokens file %s is damaged: delete it to generate new tokens", path)
+	}
+	return t, nil
+}
+
+func randomToken() string {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func printFirstStart(w io.Writer, cfg *config.Config, path string, t generatedTokens) {
+	url := "http://" + cfg.Server.Listen
+	fmt.Fprintf(w, `approvebot: first start without [[agents]] in a config: generated two tokens,
+kept in %s (readable only by you).
+
+  agent token:    %s
+  operator token: %s
+
+Try it:
+  export APPROVEBOT_URL=%s
+  export AGENT_TOKEN=%s OPERATOR_TOKEN=%s
+  curl -s -H "Authorization: Bearer $AGENT_TOKEN" $APPROVEBOT_URL/v1/requests \
+       -d '{"tool":"bash","args":{"command":"rm -rf ./build"},"session":"demo"}'
+  curl -s -H "Authorization: Bearer $OPERATOR_TOKEN" "$APPROVEBOT_URL/v1/requests?state=pending"
+
+`, path, t.Agent, t.Operator, url, t.Agent, t.Operator)
+}

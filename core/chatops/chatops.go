@@ -1,0 +1,361 @@
+// Package chatops is the part of the channel contract every chat platform shares: parsing
+// /approve, /deny and /pending, checking the presser against the approver ids, turning a
+// press or a command into a decision through the gate's single compare-and-set, the
+// private answers to losers and strangers, auditing refused attempts, and the short window
+// in which a Deny press waits for a typed reason. Platforms only translate.
+package chatops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/approvebot/approvebot/core/approval"
+	"github.com/approvebot/approvebot/core/gate"
+	"github.com/approvebot/approvebot/core/render"
+)
+
+// Verb is a typed command.
+type Verb string
+
+const (
+	VerbApprove Verb = "approve"
+	VerbDeny    Verb = "deny"
+	VerbPending Verb = "pending"
+)
+
+// Command is a parsed /approve, /deny or /pending.
+type Command struct {
+	Verb Verb
+	// ID is the request id when given ("" targets the replied-to card or the oldest).
+	ID     string
+	Reason string
+}
+
+// ParseCommand reads a typed command. It accepts a leading "/" or not (Slack's
+// "/approvebot approve …" arrives as "approve …"), Telegram's "/approve@botname", and
+// "/deny <id> <reason>" where the first word is a request id only if it has an id's shape.
+func ParseCommand(text string) (Command, bool) {
+	text = strings.TrimSpace(text)
+	text = strings.TrimPrefix(text, "/")
+	verb, rest, _ := strings.Cut(text, " ")
+	if i := strings.IndexByte(verb, '@'); i >= 0 {
+		verb = verb[:i]
+	}
+	verb = strings.ToLower(strings.TrimSpace(verb))
+	rest = strings.TrimSpace(rest)
+	var c Command
+	switch verb {
+	case "approve", "allow":
+		c.Verb = VerbApprove
+	case "deny", "reject":
+		c.Verb = VerbDeny
+	case "pending", "list":
+		c.Verb = VerbPending
+		return c, true
+	default:
+		return Command{}, false
+	}
+	first, more, _ := strings.Cut(rest, " ")
+	if gate.ValidID(strings.ToLower(first)) {
+		c.ID = strings.ToLower(first)
+		rest = strings.TrimSpace(more)
+	}
+	if c.Verb == VerbDeny {
+		c.Reason = strings.TrimFunc(rest, unicode.IsSpace)
+	}
+	return c, true
+}
+
+// Approvers is who may decide in one channel: user ids for every chat, optionally narrowed
+// per chat. Ids are the platform's immutable user ids, never usernames.
+type Approvers struct {
+	all     map[string]bool
+	perChat map[string]map[string]bool
+}
+
+// NewApprovers builds the set. perChat may be nil; a chat listed there accepts only its own
+// list (each id must also be a channel approver).
+func NewApprovers(ids []string, perChat map[string][]string) Approvers {
+	a := Approvers{all: map[string]bool{}, perChat: map[string]map[string]bool{}}
+	for _, id := range ids {
+		if id = strings.TrimSpace(id); id != "" {
+			a.all[id] = true
+		}
+	}
+	for chat, list := range perChat {
+		m := map[string]bool{}
+		for _, id := range list {
+			m[strings.TrimSpace(id)] = true
+		}
+		a.perChat[chat] = m
+	}
+	return a
+}
+
+// Allowed reports whether user may decide in chat.
+func (a Approvers) Allowed(chat, user string) bool {
+	if user == "" || !a.all[user] {
+		return false
+	}
+	if m, ok := a.perChat[chat]; ok {
+		return m[user]
+	}
+	return true
+}
+
+// Actor is who pressed or typed.
+type Actor struct {
+	// ID is the immutable platform user id.
+	ID string
+	// Name is a display name for cards and logs; never used for authorization.
+	Name string
+}
+
+// Label is how the decider is shown: "Name (id)".
+func (a Actor) Label(channel string) string {
+	name := render.Clean(a.Name, 40)
+	if name == "" {
+		return channel + ":" + a.ID
+	}
+	return fmt.Sprintf("%s (%s:%s)", name, channel, a.ID)
+}
+
+// Answer is what the platform shows the actor privately, and whether a decision was made.
+type Answer struct {
+	Text    string
+	Decided bool
+	Request approval.Request
+	// NeedReason is set when a Deny press should prompt for a reason before deciding.
+	NeedReason bool
+}
+
+// Private answers.
+const (
+	TextNotApprover = "You are not an approver here. Nothing was changed."
+	TextExpired     = "This request expired. Nothing was changed."
+	TextNotFound    = "No such request. Nothing was changed."
+	TextNoPending   = "No request is waiting in this chat."
+	TextFailed      = "That did not go through: the request was not changed. Try again."
+)
+
+// Ops carries out presses and commands for one channel.
+type Ops struct {
+	Channel   string
+	Approvers Approvers
+	Resolver  gate.Resolver
+	// Refused is called for every refused attempt (metrics); may be nil.
+	Refused func()
+}
+
+// Press handles a button press on a card. A Deny press returns NeedReason (nothing decided
+// yet) when askReason is true; the platform then prompts and calls Deny.
+func (o *Ops) Press(ctx context.Context, chat, message string, actor Actor, action render.Action, id string, askReason bool) Answer {
+	if !o.Approvers.Allowed(chat, actor.ID) {
+		o.refuse(ctx, chat, actor, id, "press by a non-approver ("+string(action)+")")
+		return Answer{Text: TextNotApprover}
+	}
+	if action == render.ActionDetails {
+		d, err := o.Resolver.Details(ctx, id)
+		if err != nil {
+			return Answer{Text: TextNotFound}
+		}
+		return Answer{Text: d}
+	}
+	outcome, ok := action.Outcome()
+	if !ok {
+		return Answer{Text: TextNotFound}
+	}
+	if outcome == approval.OutcomeDeny && askReason {
+		cur, err := o.Resolver.Get(ctx, id)
+		if err != nil {
+			return Answer{Text: TextNotFound}
+		}
+		if cur.State != approval.StatePending {
+			return Answer{Text: alreadyText(cur), Request: cur}
+		}
+		return Answer{NeedReason: true, Request: cur, Text: "Type the reason for denying (or wait and it is denied without one)."}
+	}
+	return o.decide(ctx, chat, actor, id, gate.Decision{Outcome: outcome})
+}
+
+// Deny decides a deny with a reason (after a reason prompt or a modal).
+func (o *Ops) Deny(ctx context.Context, chat string, actor Actor, id, reason string) Answer {
+	if !o.Approvers.Allowed(chat, actor.ID) {
+		o.refuse(ctx, chat, actor, id, "deny by a non-approver")
+		return Answer{Text: TextNotApprover}
+	}
+	return o.decide(ctx, chat, actor, id, gate.Decision{Outcome: approval.OutcomeDeny, Reason: reason})
+}
+
+// Command handles a typed command in chat. replyTo is the message the command replied to
+// ("" when none): a reply to a card targets that card.
+func (o *Ops) Command(ctx context.Context, chat string, actor Actor, cmd Command, replyTo string) Answer {
+	if !o.Approvers.Allowed(chat, actor.ID) {
+		o.refuse(ctx, chat, actor, cmd.ID, "command /"+string(cmd.Verb)+" by a non-approver")
+		return Answer{Text: TextNotApprover}
+	}
+	if cmd.Verb == VerbPending {
+		return Answer{Text: o.pendingText(chat)}
+	}
+	id := cmd.ID
+	if id == "" && replyTo != "" {
+		if r, ok := o.Resolver.ByCard(o.Channel, chat, replyTo); ok {
+			id = r.ID
+		}
+	}
+	if id == "" {
+		live := o.Resolver.LivePending(o.Channel, chat)
+		if len(live) == 0 {
+			return Answer{Text: TextNoPending}
+		}
+		id = live[0].ID
+	}
+	d := gate.Decision{Outcome: approval.OutcomeAllowOnce}
+	if cmd.Verb == VerbDeny {
+		d = gate.Decision{Outcome: approval.OutcomeDeny, Reason: cmd.Reason}
+	}
+	return o.decide(ctx, chat, actor, id, d)
+}
+
+func (o *Ops) decide(ctx context.Context, chat string, actor Actor, id string, d gate.Decision) Answer {
+	d.DecidedBy = actor.Label(o.Channel)
+	d.Channel = o.Channel
+	rec, err := o.Resolver.Decide(ctx, id, d)
+	if err != nil {
+		var lost *gate.AlreadyDecidedError
+		switch {
+		case errors.As(err, &lost):
+			return Answer{Text: alreadyText(lost.Request), Request: lost.Request}
+		case errors.Is(err, gate.ErrExpired):
+			return Answer{Text: TextExpired, Request: rec}
+		case errors.Is(err, approval.ErrNotFound):
+			return Answer{Text: TextNotFound}
+		}
+		return Answer{Text: TextFailed}
+	}
+	verb := "Allowed"
+	if rec.Outcome == approval.OutcomeDeny {
+		verb = "Denied"
+	}
+	return Answer{Text: fmt.Sprintf("%s (%s).", verb, rec.Outcome), Decided: true, Request: rec}
+}
+
+func alreadyText(r approval.Request) string {
+	if r.Outcome == approval.OutcomeTimeout {
+		return TextExpired
+	}
+	by := r.DecidedBy
+	if by == "" {
+		by = string(r.Source)
+	}
+	return fmt.Sprintf("Already decided (%s) by %s at %s. Nothing was changed.", r.Outcome, render.Clean(by, 80), r.DecidedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+}
+
+func (o *Ops) pendingText(chat string) string {
+	live := o.Resolver.LivePending(o.Channel, chat)
+	if len(live) == 0 {
+		return TextNoPending
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d waiting (oldest first):", len(live))
+	for i, r := range live {
+		if i == 10 {
+			fmt.Fprintf(&b, "\n… and %d more", len(live)-10)
+			break
+		}
+		fmt.Fprintf(&b, "\n%s  %s: %s", r.ID, render.Clean(r.Tool, 32), render.Clean(r.Summary, 80))
+	}
+	return b.String()
+}
+
+func (o *Ops) refuse(ctx context.Context, chat string, actor Actor, id, what string) {
+	if o.Refused != nil {
+		o.Refused()
+	}
+	o.Resolver.Audit(ctx, approval.AuditEntry{
+		Event: approval.EventUnauthorized, RequestID: id, Channel: o.Channel,
+		Actor: o.Channel + ":" + actor.ID + " chat " + chat, Reason: what,
+	})
+}
+
+// ReasonWaits tracks Deny presses waiting for a typed reason. When none comes within the
+// window, the request is denied without one.
+type ReasonWaits struct {
+	ops    *Ops
+	window time.Duration
+	mu     sync.Mutex
+	waits  map[string]*reasonWait
+}
+
+type reasonWait struct {
+	id    string
+	chat  string
+	actor Actor
+	timer *time.Timer
+}
+
+// NewReasonWaits builds the tracker; window is how long a prompt waits.
+func NewReasonWaits(ops *Ops, window time.Duration) *ReasonWaits {
+	return &ReasonWaits{ops: ops, window: window, waits: map[string]*reasonWait{}}
+}
+
+// Start registers a prompt under key (for example the prompt message's id, or chat+user).
+// onDone is called with the answer when the window passes without a reason.
+func (w *ReasonWaits) Start(ctx context.Context, key, chat string, actor Actor, id string, onTimeout func(Answer)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if old, ok := w.waits[key]; ok {
+		old.timer.Stop()
+	}
+	rw := &reasonWait{id: id, chat: chat, actor: actor}
+	rw.timer = time.AfterFunc(w.window, func() {
+		if !w.take(key, rw) {
+			return
+		}
+		a := w.ops.Deny(context.WithoutCancel(ctx), chat, actor, id, "")
+		if onTimeout != nil {
+			onTimeout(a)
+		}
+	})
+	w.waits[key] = rw
+}
+
+// Reason completes the wait under key with the typed reason. ok is false when nothing was
+// waiting (or the typist is not the one who pressed Deny).
+func (w *ReasonWaits) Reason(ctx context.Context, key string, actor Actor, reason string) (Answer, bool) {
+	w.mu.Lock()
+	rw, found := w.waits[key]
+	if !found || rw.actor.ID != actor.ID {
+		w.mu.Unlock()
+		return Answer{}, false
+	}
+	delete(w.waits, key)
+	rw.timer.Stop()
+	w.mu.Unlock()
+	return w.ops.Deny(ctx, rw.chat, actor, rw.id, reason), true
+}
+
+func (w *ReasonWaits) take(key string, rw *reasonWait) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.waits[key] != rw {
+		return false
+	}
+	delete(w.waits, key)
+	return true
+}
+
+// Stop cancels every wait without deciding (shutdown: the requests stay pending).
+func (w *ReasonWaits) Stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k, rw := range w.waits {
+		rw.timer.Stop()
+		delete(w.waits, k)
+	}
+}

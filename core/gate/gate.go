@@ -1,0 +1,981 @@
+// Package gate is approvebot's one chokepoint: every request goes from validation through the
+// policy, the ledger and (when a human must decide) the channels to one decision, and every
+// path to a decision — button, command, operator, timeout, cancel, restart recovery, fallback
+// — goes through Decide and the store's single compare-and-set.
+package gate
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"sort"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/approvebot/approvebot/core/approval"
+	"github.com/approvebot/approvebot/core/ledger"
+	"github.com/approvebot/approvebot/core/policy"
+	"github.com/approvebot/approvebot/core/render"
+)
+
+// Store is everything the gate keeps durably. Every write is committed (fsync) before the
+// method returns.
+type Store interface {
+	ledger.Store
+	// Lookup reads the session and the fingerprint's grant and denial in one transaction.
+	Lookup(ctx context.Context, session, fingerprint string) (ledger.Lookup, error)
+	// Create stores a new request (pending or already decided) with its audit entry.
+	Create(ctx context.Context, r *approval.Request, audit approval.AuditEntry) error
+	// Resolve decides a pending request (compare-and-set) and applies the effects in the
+	// same transaction. won is false when it was no longer pending; the returned request
+	// is then the earlier decision.
+	Resolve(ctx context.Context, id string, res approval.Resolution, eff ledger.Effects) (r approval.Request, won bool, err error)
+	Get(ctx context.Context, id string) (approval.Request, error)
+	Pending(ctx context.Context) ([]approval.Request, error)
+	// AddCard records a posted card and returns the request as it is after that write.
+	AddCard(ctx context.Context, id string, ref approval.CardRef) (approval.Request, error)
+	PutSession(ctx context.Context, s ledger.Session, audit *approval.AuditEntry) error
+	Unpause(ctx context.Context, name string, audit approval.AuditEntry) (ledger.Session, error)
+	AppendAudit(ctx context.Context, e approval.AuditEntry) error
+}
+
+// Metrics receives what the gate measures. Nil methods are not allowed: use NopMetrics.
+type Metrics interface {
+	Decided(outcome approval.Outcome, source approval.Source, latency time.Duration)
+	Pending(delta int)
+	Delivery(channel string, err error)
+}
+
+// NopMetrics discards everything.
+type NopMetrics struct{}
+
+func (NopMetrics) Decided(approval.Outcome, approval.Source, time.Duration) {}
+func (NopMetrics) Pending(int)                                              {}
+func (NopMetrics) Delivery(string, error)                                   {}
+
+// Route sends matching requests to specific chats of one channel. Empty match fields
+// match everything; Tool, Agent and Session are globs.
+type Route struct {
+	Agent   string
+	Session string
+	Tool    string
+	Channel string
+	// Chats overrides the channel's chats; empty means the channel's own.
+	Chats []string
+}
+
+// Options configures the gate.
+type Options struct {
+	ApprovalTimeout time.Duration
+	// DeliveryTimeout bounds how long posting a card may take before the request falls back.
+	DeliveryTimeout time.Duration
+	// EditTimeout bounds editing a resolved card.
+	EditTimeout          time.Duration
+	MaxPendingTotal      int
+	MaxPendingPerSession int
+	// OperatorOnly keeps asks pending for the operator API when no chat channel is
+	// configured at all (instead of falling back at once). Silence still times out.
+	OperatorOnly bool
+	Logger       *slog.Logger
+	Metrics      Metrics
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Ask is one request from an agent, already decoded.
+type Ask struct {
+	Tool string
+	Args map[string]any
+	// CanonicalArgs is the canonical JSON of Args (sorted keys, no whitespace).
+	CanonicalArgs []byte
+	Session       string
+	ParentSession string
+	Cwd           string
+	Reason        string
+	Facts         approval.Facts
+	Unattended    bool
+	Tier          string
+}
+
+// Caller is who asks: an agent or an operator token.
+type Caller struct {
+	Name     string
+	Operator bool
+}
+
+// Gate is the chokepoint. Build it with New, then Recover, then serve.
+type Gate struct {
+	opts     Options
+	store    Store
+	engine   *policy.Engine
+	log      *slog.Logger
+	metrics  Metrics
+	now      func() time.Time
+	channels []Channel
+	byName   map[string]Channel
+	routes   []Route
+
+	mu      sync.Mutex
+	live    map[string]*waiter
+	cards   map[approval.CardRef]string
+	closing chan struct{}
+	closed  bool
+	jobs    sync.WaitGroup
+	// bg is cancelled on Close to stop deliveries and edits.
+	bg       context.Context
+	bgCancel context.CancelFunc
+}
+
+type waiter struct {
+	done      chan struct{}
+	timer     *time.Timer
+	rec       approval.Request
+	fallback  bool
+	resolved  bool
+	createdAt time.Time
+}
+
+// New builds a gate. Channels are the configured chat platforms; routes may be empty.
+func New(opts Options, store Store, engine *policy.Engine, channels []Channel, routes []Route) (*Gate, error) {
+	if opts.ApprovalTimeout <= 0 {
+		opts.ApprovalTimeout = 120 * time.Second
+	}
+	if opts.DeliveryTimeout <= 0 {
+		opts.DeliveryTimeout = 30 * time.Second
+	}
+	if opts.EditTimeout <= 0 {
+		opts.EditTimeout = 60 * time.Second
+	}
+	if opts.MaxPendingTotal <= 0 {
+		opts.MaxPendingTotal = 50000
+	}
+	if opts.MaxPendingPerSession <= 0 {
+		opts.MaxPendingPerSession = 200
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = NopMetrics{}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	g := &Gate{
+		opts: opts, store: store, engine: engine, log: opts.Logger, metrics: opts.Metrics, now: opts.Now,
+		byName: map[string]Channel{}, live: map[string]*waiter{}, cards: map[approval.CardRef]string{},
+		closing: make(chan struct{}),
+	}
+	g.bg, g.bgCancel = context.WithCancel(context.Background())
+	for _, c := range channels {
+		if _, dup := g.byName[c.Name()]; dup {
+			return nil, fmt.Errorf("channel %q configured twice", c.Name())
+		}
+		g.byName[c.Name()] = c
+		g.channels = append(g.channels, c)
+	}
+	for i, r := range routes {
+		if _, ok := g.byName[r.Channel]; !ok {
+			return nil, fmt.Errorf("routes[%d]: channel %q is not configured", i, r.Channel)
+		}
+		for _, p := range []string{r.Agent, r.Session, r.Tool} {
+			if _, err := path.Match(p, ""); err != nil {
+				return nil, fmt.Errorf("routes[%d]: invalid glob %q: %w", i, p, err)
+			}
+		}
+	}
+	g.routes = routes
+	return g, nil
+}
+
+// Engine returns the policy engine.
+func (g *Gate) Engine() *policy.Engine { return g.engine }
+
+// Channels returns the configured channels.
+func (g *Gate) Channels() []Channel { return g.channels }
+
+// ApprovalTimeout is how long a pending request waits for a human.
+func (g *Gate) ApprovalTimeout() time.Duration { return g.opts.ApprovalTimeout }
+
+// NewID returns a random request id: 26 lowercase base32 characters (128 bits).
+func NewID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	return idEncoding.EncodeToString(b[:])
+}
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// ValidID reports whether s has the shape of a request id.
+func ValidID(s string) bool {
+	if len(s) != 26 {
+		return false
+	}
+	_, err := idEncoding.DecodeString(s)
+	return err == nil
+}
+
+const (
+	maxToolLen    = 256
+	maxSessionLen = 256
+	maxCwdLen     = 4096
+	maxReasonLen  = 2000
+)
+
+func validateAsk(a *Ask) error {
+	switch {
+	case a.Tool == "":
+		return invalid("tool is required")
+	case len(a.Tool) > maxToolLen || !utf8.ValidString(a.Tool):
+		return invalid("tool must be valid UTF-8 of at most %d bytes", maxToolLen)
+	case a.Session == "":
+		return invalid("session is required")
+	case len(a.Session) > maxSessionLen || len(a.ParentSession) > maxSessionLen:
+		return invalid("session must be at most %d bytes", maxSessionLen)
+	case len(a.Cwd) > maxCwdLen:
+		return invalid("cwd must be at most %d bytes", maxCwdLen)
+	case len(a.Reason) > maxReasonLen:
+		return invalid("reason must be at most %d bytes", maxReasonLen)
+	case a.Args == nil:
+		return invalid("args must be a JSON object")
+	case a.ParentSession == a.Session:
+		return invalid("parent_session must differ from session")
+	}
+	if a.Tier != "" {
+		if _, err := policy.ParseTier(a.Tier); err != nil {
+			return invalid("tier: %v", err)
+		}
+	}
+	if a.CanonicalArgs == nil {
+		c, err := Canonical(a.Args)
+		if err != nil {
+			return invalid("args: %v", err)
+		}
+		a.CanonicalArgs = c
+	}
+	return nil
+}
+
+// Submit runs the decision for one ask. A request a human must decide is returned pending;
+// anything else is returned decided, durably stored before Submit returns.
+func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Request, error) {
+	if err := validateAsk(&a); err != nil {
+		return approval.Request{}, err
+	}
+	if g.isClosed() {
+		return approval.Request{}, ErrClosed
+	}
+	now := g.now().UTC()
+	rec := approval.Request{
+		ID: NewID(), State: approval.StatePending, CreatedAt: now, Tool: a.Tool, Session: a.Session,
+		ParentSession: a.ParentSession, Agent: caller.Name, Cwd: a.Cwd, AgentReason: a.Reason,
+		Fingerprint: Fingerprint(a.Tool, a.CanonicalArgs, a.Cwd),
+	}
+	look, err := g.store.Lookup(ctx, a.Session, rec.Fingerprint)
+	if err != nil {
+		return approval.Request{}, fmt.Errorf("reading session: %w", err)
+	}
+	scope, err := g.resolveScope(ctx, &look.Session, a, caller)
+	if err != nil {
+		return approval.Request{}, err
+	}
+	ev := g.engine.Evaluate(policy.Input{Tool: a.Tool, Args: a.Args, Cwd: a.Cwd, Agent: caller.Name, Facts: a.Facts, Tier: scope.tier})
+	cmd, isShell := g.engine.Command(a.Tool, a.Args)
+	if isShell && ev.Shell != nil && ev.Shell.Normalized != "" && ev.Shell.AnalysisOK {
+		cmd = ev.Shell.Normalized
+	}
+	rec.Summary, rec.Truncated, rec.Details = render.Summarize(a.Tool, a.Args, cmd, isShell)
+	rec.Rule = ev.Rule
+	if ev.Shell != nil {
+		rec.AlwaysPatterns = ev.Shell.AlwaysPatterns
+	}
+
+	switch {
+	case ev.Source == approval.SourceFloor:
+		return g.decideNow(ctx, &rec, approval.OutcomeDeny, approval.SourceFloor, ev.Reason, msgDeniedPolicy("floor", ev.Rule, ev.Reason))
+	case look.Session.Paused:
+		return g.decideNow(ctx, &rec, approval.OutcomeDeny, approval.SourcePaused, "session paused", msgPaused(a.Session))
+	case ev.Verdict == policy.Deny:
+		return g.decideNow(ctx, &rec, approval.OutcomeDeny, ev.Source, ev.Reason, msgDeniedPolicy(string(ev.Source), ev.Rule, ev.Reason))
+	case ev.Verdict == policy.Allow:
+		return g.decideNow(ctx, &rec, approval.OutcomeAllowOnce, ev.Source, ev.Reason, msgAllowedPolicy(ev.Rule))
+	case look.Denied:
+		return g.decideNow(ctx, &rec, approval.OutcomeDeny, approval.SourceLedger, "denied earlier in this session", msgLedger())
+	case look.Granted:
+		return g.decideNow(ctx, &rec, approval.OutcomeAllowSession, approval.SourceGrant, "", msgAllowedGrant())
+	case scope.unattended:
+		return g.decideNow(ctx, &rec, approval.OutcomeDeny, approval.SourceUnattended, "no human is attached", msgUnattended())
+	}
+
+	rec.Routes = g.route(&rec)
+	if len(rec.Routes) == 0 && !(len(g.channels) == 0 && g.opts.OperatorOnly) {
+		return g.fallbackNow(ctx, &rec, g.engine.FallbackAllows(ev))
+	}
+	rec.ExpiresAt = now.Add(g.opts.ApprovalTimeout)
+	rec.ShowAllowAlways = g.engine.Config().AllowAlways == "persist" && len(rec.AlwaysPatterns) > 0
+	w := &waiter{done: make(chan struct{}), rec: rec, fallback: g.engine.FallbackAllows(ev), createdAt: now}
+	if err := g.admit(&rec, w); err != nil {
+		return approval.Request{}, err
+	}
+	if err := g.store.Create(ctx, &rec, g.auditOf(&rec, approval.EventRequest)); err != nil {
+		g.forget(rec.ID)
+		return approval.Request{}, fmt.Errorf("storing request: %w", err)
+	}
+	g.arm(w, rec.ExpiresAt.Sub(g.now()))
+	g.metrics.Pending(1)
+	g.log.Info("request pending", "request_id", rec.ID, "session", rec.Session, "tool", rec.Tool, "summary", rec.Summary)
+	g.deliver(rec, w.fallback)
+	return rec, nil
+}
+
+type scope struct {
+	tier       policy.Tier
+	unattended bool
+}
+
+// resolveScope resolves the tier (request > session > global, an agent can only tighten)
+// and the unattended mark, inheriting both from the parent chain. It records a new parent
+// link so later requests of the child inherit even without parent_session.
+func (g *Gate) resolveScope(ctx context.Context, s *ledger.Session, a Ask, caller Caller) (scope, error) {
+	global := g.engine.GlobalTier()
+	tier := global
+	if s.Tier != "" {
+		t, err := policy.ParseTier(s.Tier)
+		if err != nil {
+			return scope{}, fmt.Errorf("session %q has an invalid tier %q", s.Name, s.Tier)
+		}
+		tier = t
+	}
+	if a.Tier != "" {
+		t, _ := policy.ParseTier(a.Tier)
+		if caller.Operator {
+			tier = t
+		} else {
+			tier = policy.StricterTier(tier, t)
+		}
+	}
+	unattended := a.Unattended || s.Unattended
+	parent := a.ParentSession
+	if parent == "" {
+		parent = s.Parent
+	} else if s.Parent == "" {
+		s.Parent = parent
+		if s.Name == "" {
+			s.Name = a.Session
+		}
+		if err := g.store.PutSession(ctx, *s, nil); err != nil {
+			return scope{}, fmt.Errorf("recording parent session: %w", err)
+		}
+	}
+	seen := map[string]bool{a.Session: true}
+	for depth := 0; parent != "" && !seen[parent] && depth < 16; depth++ {
+		seen[parent] = true
+		ps, err := g.store.Session(ctx, parent)
+		if err != nil {
+			return scope{}, fmt.Errorf("reading parent session: %w", err)
+		}
+		unattended = unattended || ps.Unattended
+		if ps.Tier != "" {
+			if t, err := policy.ParseTier(ps.Tier); err == nil {
+				tier = policy.StricterTier(tier, t)
+			}
+		}
+		if ps.Paused {
+			// A paused parent's children are not a way around the pause.
+			s.Paused = true
+		}
+		parent = ps.Parent
+	}
+	return scope{tier: tier, unattended: unattended}, nil
+}
+
+func (g *Gate) route(r *approval.Request) []approval.Target {
+	var out []approval.Target
+	seen := map[approval.Target]bool{}
+	add := func(ch string, chats []string) {
+		for _, c := range chats {
+			t := approval.Target{Channel: ch, Chat: c}
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	matched := false
+	for _, rt := range g.routes {
+		if !globMatch(rt.Agent, r.Agent) || !globMatch(rt.Session, r.Session) || !globMatch(rt.Tool, r.Tool) {
+			continue
+		}
+		matched = true
+		chats := rt.Chats
+		if len(chats) == 0 {
+			chats = g.byName[rt.Channel].Chats()
+		}
+		add(rt.Channel, chats)
+	}
+	if !matched {
+		for _, c := range g.channels {
+			add(c.Name(), c.Chats())
+		}
+	}
+	return out
+}
+
+func globMatch(pattern, s string) bool {
+	if pattern == "" {
+		return true
+	}
+	ok, _ := path.Match(pattern, s)
+	return ok
+}
+
+func (g *Gate) admit(rec *approval.Request, w *waiter) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return ErrClosed
+	}
+	if len(g.live) >= g.opts.MaxPendingTotal {
+		return fmt.Errorf("%w: %d requests are already waiting for a human", ErrTooManyPending, len(g.live))
+	}
+	n := 0
+	for _, o := range g.live {
+		if o.rec.Session == rec.Session {
+			n++
+		}
+	}
+	if n >= g.opts.MaxPendingPerSession {
+		return fmt.Errorf("%w: session %q already has %d requests waiting", ErrTooManyPending, rec.Session, n)
+	}
+	g.live[rec.ID] = w
+	return nil
+}
+
+func (g *Gate) forget(id string) {
+	g.mu.Lock()
+	delete(g.live, id)
+	g.mu.Unlock()
+}
+
+func (g *Gate) arm(w *waiter, d time.Duration) {
+	id := w.rec.ID
+	if d < 0 {
+		d = 0
+	}
+	g.mu.Lock()
+	w.timer = time.AfterFunc(d, func() { g.expire(id) })
+	g.mu.Unlock()
+}
+
+func (g *Gate) expire(id string) {
+	res := approval.Resolution{
+		State: approval.StateDenied, Outcome: approval.OutcomeTimeout, Source: approval.SourceTimeout,
+		DecidedBy: "approvebot", Reason: "no human answered in time", Message: msgTimeout(g.opts.ApprovalTimeout),
+	}
+	if _, err := g.resolve(g.bg, id, res); err != nil {
+		var lost *AlreadyDecidedError
+		if !errors.As(err, &lost) && !errors.Is(err, context.Canceled) {
+			g.log.Error("timing out request failed", "request_id", id, "err", err)
+		}
+	}
+}
+
+// decideNow stores an immediate decision and returns it.
+func (g *Gate) decideNow(ctx context.Context, rec *approval.Request, outcome approval.Outcome, source approval.Source, reason, msg string) (approval.Request, error) {
+	rec.Outcome, rec.Source, rec.Reason, rec.Message = outcome, source, reason, msg
+	rec.Allowed = outcome.Allows()
+	rec.State = approval.StateDenied
+	if rec.Allowed {
+		rec.State = approval.StateAllowed
+	}
+	rec.DecidedAt = rec.CreatedAt
+	rec.DecidedBy = "approvebot"
+	rec.Routes = nil
+	if err := g.store.Create(ctx, rec, g.auditOf(rec, approval.EventDecision)); err != nil {
+		return approval.Request{}, fmt.Errorf("storing decision: %w", err)
+	}
+	g.metrics.Decided(outcome, source, 0)
+	g.log.Info("request decided", "request_id", rec.ID, "session", rec.Session, "outcome", outcome, "source", source, "rule", rec.Rule, "summary", rec.Summary)
+	return *rec, nil
+}
+
+func (g *Gate) fallbackNow(ctx context.Context, rec *approval.Request, allows bool) (approval.Request, error) {
+	if allows {
+		return g.decideNow(ctx, rec, approval.OutcomeAllowOnce, approval.SourceFallback, "no channel could deliver; allowlist satisfied", msgAllowedFallback())
+	}
+	return g.decideNow(ctx, rec, approval.OutcomeDeny, approval.SourceFallback, "no channel could deliver the card", msgFallback())
+}
+
+func (g *Gate) auditOf(r *approval.Request, event string) approval.AuditEntry {
+	return approval.AuditEntry{
+		Time: g.now().UTC(), Event: event, RequestID: r.ID, Session: r.Session, Agent: r.Agent, Tool: r.Tool,
+		State: r.State, Outcome: r.Outcome, Source: r.Source, DecidedBy: r.DecidedBy, Reason: r.Reason,
+		Summary: r.Summary, Fingerprint: r.Fingerprint, Rule: r.Rule,
+	}
+}
+
+// Decide applies a human's or operator's decision through the single compare-and-set.
+func (g *Gate) Decide(ctx context.Context, id string, d Decision) (approval.Request, error) {
+	outcome := d.Outcome
+	switch outcome {
+	case approval.OutcomeAllowOnce, approval.OutcomeAllowSession, approval.OutcomeDeny:
+	case approval.OutcomeAllowAlways:
+		// Clamped to a session grant unless the policy persists it for a shell command.
+		if g.engine.Config().AllowAlways != "persist" {
+			outcome = approval.OutcomeAllowSession
+		}
+	default:
+		return approval.Request{}, invalid("outcome must be allow_once, allow_session, allow_always or deny")
+	}
+	if d.DecidedBy == "" {
+		return approval.Request{}, invalid("decided_by is required")
+	}
+	reason := render.Clean(d.Reason, maxReasonLen)
+	res := approval.Resolution{
+		Outcome: outcome, Source: approval.SourceHuman, DecidedBy: d.DecidedBy, Reason: reason,
+		RequireLive: true, TimeoutMessage: msgTimeout(g.opts.ApprovalTimeout),
+	}
+	if outcome == approval.OutcomeDeny {
+		res.State = approval.StateDenied
+		res.Message = msgDeniedHuman(d.DecidedBy, reason)
+	} else {
+		res.State = approval.StateAllowed
+		res.Message = msgAllowedHuman(d.DecidedBy, string(outcome))
+	}
+	res.Audit.Channel = d.Channel
+	return g.resolve(ctx, id, res)
+}
+
+// Cancel is the agent withdrawing its request: it can never be approved afterwards.
+func (g *Gate) Cancel(ctx context.Context, id, by string) (approval.Request, error) {
+	res := approval.Resolution{
+		State: approval.StateDenied, Outcome: approval.OutcomeCancelled, Source: approval.SourceAgent,
+		DecidedBy: by, Reason: "cancelled by the agent", Message: msgCancelled(by),
+	}
+	return g.resolve(ctx, id, res)
+}
+
+// resolve is the single path every decision on a pending request takes.
+func (g *Gate) resolve(ctx context.Context, id string, res approval.Resolution) (approval.Request, error) {
+	res.DecidedAt = g.now().UTC()
+	res.Audit.Time = res.DecidedAt
+	var eff ledger.Effects
+	g.mu.Lock()
+	w := g.live[id]
+	g.mu.Unlock()
+	if w != nil && res.Outcome == approval.OutcomeAllowAlways && len(w.rec.AlwaysPatterns) == 0 {
+		res.Outcome = approval.OutcomeAllowSession
+	}
+	pauseAfter := g.engine.Config().DenialsBeforePause
+	if w != nil {
+		eff = ledger.EffectsOf(res.Outcome, res.Source, pauseAfter, w.rec.AlwaysPatterns)
+	} else {
+		eff = ledger.EffectsOf(res.Outcome, res.Source, pauseAfter, nil)
+		if res.Outcome == approval.OutcomeAllowAlways {
+			// Without the live record (restart) the patterns come from the store.
+			if r, err := g.store.Get(ctx, id); err == nil {
+				eff.Allowlist = r.AlwaysPatterns
+				if len(eff.Allowlist) == 0 {
+					res.Outcome = approval.OutcomeAllowSession
+				}
+			}
+		}
+	}
+	rec, won, err := g.store.Resolve(ctx, id, res, eff)
+	if err != nil {
+		return approval.Request{}, err
+	}
+	if !won {
+		if rec.State == approval.StatePending {
+			return rec, fmt.Errorf("internal: request %s still pending after a lost decision", id)
+		}
+		if res.RequireLive && rec.Outcome == approval.OutcomeTimeout && rec.DecidedAt.Equal(res.DecidedAt) {
+			// The store timed it out in this very transaction: the deadline had passed.
+			g.finish(rec)
+			return rec, ErrExpired
+		}
+		return rec, &AlreadyDecidedError{Request: rec}
+	}
+	g.finish(rec)
+	return rec, nil
+}
+
+// finish wakes waiters, stops the timer, records metrics and edits every posted card.
+func (g *Gate) finish(rec approval.Request) {
+	g.mu.Lock()
+	w := g.live[rec.ID]
+	if w != nil {
+		delete(g.live, rec.ID)
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+		w.rec = rec
+		w.resolved = true
+		close(w.done)
+	}
+	for _, c := range rec.Cards {
+		delete(g.cards, c)
+	}
+	g.mu.Unlock()
+	if w != nil {
+		g.metrics.Pending(-1)
+	}
+	g.metrics.Decided(rec.Outcome, rec.Source, rec.DecidedAt.Sub(rec.CreatedAt))
+	g.log.Info("request decided", "request_id", rec.ID, "session", rec.Session, "outcome", rec.Outcome, "source", rec.Source, "decided_by", rec.DecidedBy)
+	g.editAll(rec, rec.Cards)
+}
+
+func (g *Gate) editAll(rec approval.Request, refs []approval.CardRef) {
+	if len(refs) == 0 {
+		return
+	}
+	card := render.CardFor(&rec)
+	for _, ref := range refs {
+		ch := g.byName[ref.Channel]
+		if ch == nil {
+			continue
+		}
+		if !g.startJob() {
+			return
+		}
+		go func() {
+			defer g.jobs.Done()
+			ctx, cancel := context.WithTimeout(g.bg, g.opts.EditTimeout)
+			defer cancel()
+			if err := ch.Edit(ctx, ref, card); err != nil {
+				g.log.Warn("editing card failed", "request_id", rec.ID, "channel", ref.Channel, "err", err)
+			}
+		}()
+	}
+}
+
+func (g *Gate) startJob() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.jobs.Add(1)
+	return true
+}
+
+// deliver posts the card to every routed chat in the background. When no chat took it the
+// request falls back at once (deny unless ask_fallback = "allowlist" covers it).
+func (g *Gate) deliver(rec approval.Request, fallbackAllows bool) {
+	if !g.startJob() {
+		return
+	}
+	go func() {
+		defer g.jobs.Done()
+		deadline := rec.ExpiresAt
+		if d := g.now().Add(g.opts.DeliveryTimeout); d.Before(deadline) {
+			deadline = d
+		}
+		ctx, cancel := context.WithDeadline(g.bg, deadline)
+		defer cancel()
+		card := render.CardFor(&rec)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		delivered := 0
+		for _, t := range rec.Routes {
+			ch := g.byName[t.Channel]
+			if ch == nil {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ref, err := ch.Post(ctx, t.Chat, card)
+				g.metrics.Delivery(t.Channel, err)
+				if err != nil {
+					g.log.Warn("posting card failed", "request_id", rec.ID, "channel", t.Channel, "err", err)
+					return
+				}
+				mu.Lock()
+				delivered++
+				mu.Unlock()
+				g.recordCard(rec.ID, ref)
+			}()
+		}
+		wg.Wait()
+		if delivered == 0 && ctx.Err() != context.Canceled {
+			g.fallback(rec.ID, fallbackAllows)
+		}
+	}()
+}
+
+func (g *Gate) recordCard(id string, ref approval.CardRef) {
+	cur, err := g.store.AddCard(g.bg, id, ref)
+	if err != nil {
+		g.log.Error("recording posted card failed", "request_id", id, "err", err)
+		return
+	}
+	if cur.State != approval.StatePending {
+		// Decided while the card was in flight: this card was not in the decision's list.
+		g.editAll(cur, []approval.CardRef{ref})
+		return
+	}
+	g.mu.Lock()
+	if _, live := g.live[id]; live {
+		g.cards[ref] = id
+	}
+	g.mu.Unlock()
+}
+
+func (g *Gate) fallback(id string, allows bool) {
+	res := approval.Resolution{
+		State: approval.StateDenied, Outcome: approval.OutcomeDeny, Source: approval.SourceFallback,
+		DecidedBy: "approvebot", Reason: "no channel could deliver the card", Message: msgFallback(),
+	}
+	if allows {
+		res.State, res.Outcome, res.Reason, res.Message = approval.StateAllowed, approval.OutcomeAllowOnce, "no channel could deliver; allowlist satisfied", msgAllowedFallback()
+	}
+	if _, err := g.resolve(g.bg, id, res); err != nil {
+		var lost *AlreadyDecidedError
+		if !errors.As(err, &lost) {
+			g.log.Error("fallback decision failed", "request_id", id, "err", err)
+		}
+	}
+}
+
+// Get returns a request by id.
+func (g *Gate) Get(ctx context.Context, id string) (approval.Request, error) {
+	if !ValidID(id) {
+		return approval.Request{}, approval.ErrNotFound
+	}
+	return g.store.Get(ctx, id)
+}
+
+// Details returns the full redacted action of a request.
+func (g *Gate) Details(ctx context.Context, id string) (string, error) {
+	r, err := g.Get(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return r.Details, nil
+}
+
+// Wait blocks until the request is decided, d passes, ctx ends or the gate closes, and
+// returns the request as it is then.
+func (g *Gate) Wait(ctx context.Context, id string, d time.Duration) (approval.Request, error) {
+	if !ValidID(id) {
+		return approval.Request{}, approval.ErrNotFound
+	}
+	g.mu.Lock()
+	w := g.live[id]
+	g.mu.Unlock()
+	if w != nil && d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-w.done:
+			return w.rec, nil
+		case <-t.C:
+		case <-ctx.Done():
+		case <-g.closing:
+		}
+	}
+	return g.store.Get(context.WithoutCancel(ctx), id)
+}
+
+// Done returns a channel closed when the request is decided, or nil if it is not live.
+func (g *Gate) Done(id string) <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if w := g.live[id]; w != nil {
+		return w.done
+	}
+	return nil
+}
+
+// LivePending lists live requests routed to (channel, chat), oldest first. An empty channel
+// lists every live request.
+func (g *Gate) LivePending(channel, chat string) []approval.Request {
+	now := g.now()
+	g.mu.Lock()
+	var out []approval.Request
+	for _, w := range g.live {
+		if w.resolved || !w.rec.Live(now) {
+			continue
+		}
+		if channel != "" && !routedTo(w.rec.Routes, channel, chat) {
+			continue
+		}
+		out = append(out, w.rec)
+	}
+	g.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+func routedTo(routes []approval.Target, channel, chat string) bool {
+	for _, t := range routes {
+		if t.Channel == channel && t.Chat == chat {
+			return true
+		}
+	}
+	return false
+}
+
+// ByCard finds the live request a posted message belongs to.
+func (g *Gate) ByCard(channel, chat, message string) (approval.Request, bool) {
+	g.mu.Lock()
+	id, ok := g.cards[approval.CardRef{Channel: channel, Chat: chat, Message: message}]
+	var rec approval.Request
+	if ok {
+		if w := g.live[id]; w != nil {
+			rec = w.rec
+		} else {
+			ok = false
+		}
+	}
+	g.mu.Unlock()
+	if ok {
+		return rec, true
+	}
+	return approval.Request{}, false
+}
+
+// Audit appends an entry to the trail, logging a failure.
+func (g *Gate) Audit(ctx context.Context, e approval.AuditEntry) {
+	if e.Time.IsZero() {
+		e.Time = g.now().UTC()
+	}
+	e.Summary = render.Clean(render.Mask(e.Summary), render.MaxSummary)
+	e.Reason = render.Clean(render.Mask(e.Reason), 500)
+	if err := g.store.AppendAudit(ctx, e); err != nil {
+		g.log.Error("audit append failed", "event", e.Event, "err", err)
+	}
+}
+
+// SessionUpdate is an operator's change to a session.
+type SessionUpdate struct {
+	Tier       *string
+	Unattended *bool
+}
+
+// UpdateSession changes a session's tier or unattended mark (operator only).
+func (g *Gate) UpdateSession(ctx context.Context, name string, u SessionUpdate, by string) (ledger.Session, error) {
+	if name == "" || len(name) > maxSessionLen {
+		return ledger.Session{}, invalid("session name must be 1 to %d bytes", maxSessionLen)
+	}
+	if u.Tier != nil && *u.Tier != "" {
+		if _, err := policy.ParseTier(*u.Tier); err != nil {
+			return ledger.Session{}, invalid("tier: %v", err)
+		}
+	}
+	s, err := g.store.Session(ctx, name)
+	if err != nil {
+		return ledger.Session{}, err
+	}
+	s.Name = name
+	if u.Tier != nil {
+		s.Tier = *u.Tier
+	}
+	if u.Unattended != nil {
+		s.Unattended = *u.Unattended
+	}
+	e := approval.AuditEntry{Time: g.now().UTC(), Event: approval.EventSession, Session: name, Actor: by,
+		Reason: fmt.Sprintf("tier=%q unattended=%t", s.Tier, s.Unattended)}
+	if err := g.store.PutSession(ctx, s, &e); err != nil {
+		return ledger.Session{}, err
+	}
+	return s, nil
+}
+
+// Unpause lifts a session's sticky pause and resets its denial count.
+func (g *Gate) Unpause(ctx context.Context, name, by string) (ledger.Session, error) {
+	if name == "" || len(name) > maxSessionLen {
+		return ledger.Session{}, invalid("session name must be 1 to %d bytes", maxSessionLen)
+	}
+	return g.store.Unpause(ctx, name, approval.AuditEntry{Time: g.now().UTC(), Event: approval.EventUnpause, Session: name, Actor: by})
+}
+
+// Recover runs at start: pending requests past their deadline time out (their cards are
+// edited), the rest are re-armed and, when no card reached a chat yet, delivered again.
+func (g *Gate) Recover(ctx context.Context) (expired, rearmed int, err error) {
+	pending, err := g.store.Pending(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	now := g.now()
+	for _, rec := range pending {
+		if !now.Before(rec.ExpiresAt) {
+			res := approval.Resolution{
+				State: approval.StateDenied, Outcome: approval.OutcomeTimeout, Source: approval.SourceTimeout,
+				DecidedBy: "approvebot", Reason: "deadline passed while approvebot was down", Message: msgTimeout(g.opts.ApprovalTimeout),
+			}
+			if _, err := g.resolve(ctx, rec.ID, res); err != nil {
+				var lost *AlreadyDecidedError
+				if !errors.As(err, &lost) {
+					return expired, rearmed, err
+				}
+			}
+			expired++
+			continue
+		}
+		w := &waiter{done: make(chan struct{}), rec: rec, createdAt: rec.CreatedAt}
+		g.mu.Lock()
+		g.live[rec.ID] = w
+		for _, c := range rec.Cards {
+			g.cards[c] = rec.ID
+		}
+		g.mu.Unlock()
+		g.arm(w, rec.ExpiresAt.Sub(now))
+		g.metrics.Pending(1)
+		rearmed++
+		if len(rec.Cards) == 0 {
+			// Whether the allowlist would cover it is re-judged under today's policy.
+			g.deliver(rec, false)
+		}
+	}
+	return expired, rearmed, nil
+}
+
+func (g *Gate) isClosed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed
+}
+
+// Close stops taking requests, releases long-polls (the agents re-poll after a restart),
+// stops timers and waits up to ctx for card edits in flight. Pending requests stay pending
+// in the store and are re-armed by the next Recover.
+func (g *Gate) Close(ctx context.Context) error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil
+	}
+	g.closed = true
+	close(g.closing)
+	for _, w := range g.live {
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+	}
+	g.mu.Unlock()
+	done := make(chan struct{})
+	go func() { g.jobs.Wait(); close(done) }()
+	select {
+	case <-done:
+		g.bgCancel()
+		return nil
+	case <-ctx.Done():
+		g.bgCancel()
+		<-done
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,158 @@
+package policy
+
+import (
+	"github.com/approvebot/approvebot/core/approval"
+)
+
+// Input is one call to judge.
+type Input struct {
+	Tool  string
+	Args  map[string]any
+	Cwd   string
+	Agent string
+	Facts approval.Facts
+	// Tier is the tier resolved for this request (request > session > global, clamped).
+	Tier Tier
+}
+
+// Evaluation is the policy's answer for one call.
+type Evaluation struct {
+	Verdict Verdict
+	// Source is policy, rule or floor.
+	Source approval.Source
+	// Rule names what decided: a tool_permissions entry, an exec rule, a floor rule, an
+	// allowlist entry or the tier.
+	Rule   string
+	Reason string
+	// Shell is set for shell tools.
+	Shell *CommandJudgement
+}
+
+// Command is the shell command of a shell-tool call, or ok=false when the tool is not a
+// shell tool. A shell tool whose command argument is missing or not a string yields ok=true
+// and an empty command, which the command policy refuses to allow.
+func (e *Engine) Command(tool string, args map[string]any) (cmd string, ok bool) {
+	arg, isShell := e.cfg.Exec.ShellTools[tool]
+	if !isShell {
+		return "", false
+	}
+	s, _ := args[arg].(string)
+	return s, true
+}
+
+// CommandInput is one shell command line to judge.
+type CommandInput struct {
+	Command string
+	Cwd     string
+	Agent   string
+}
+
+// CommandJudgement is the command policy's answer (seed 003 plus the floor and exec rules).
+type CommandJudgement struct {
+	Verdict Verdict `json:"-"`
+	// Source is floor, rule or policy.
+	Source approval.Source `json:"-"`
+	Rule   string          `json:"-"`
+	Reason string          `json:"-"`
+	// AnalysisOK is false when the command could not be fully analysed (fail closed).
+	AnalysisOK bool `json:"analysis_ok"`
+	// AllowlistSatisfied is true when every segment is satisfied by the allowlist, a safe bin
+	// or a skill; ask_fallback = "allowlist" allows exactly these.
+	AllowlistSatisfied bool `json:"allowlist_satisfied"`
+	// Normalized is the command as the parser prints it, for the human's summary.
+	Normalized string `json:"normalized,omitempty"`
+	// AlwaysPatterns are the resolved executable paths "allow always" would persist.
+	AlwaysPatterns []string `json:"always_patterns,omitempty"`
+	// Segments describe every executed segment (for `check -json`).
+	Segments []Segment `json:"segments"`
+}
+
+// Segment is one executed command found in a command line.
+type Segment struct {
+	Argv         []string `json:"argv"`
+	Executable   string   `json:"executable"`
+	ResolvedPath string   `json:"resolved_path,omitempty"`
+	// SatisfiedBy is "allowlist", "safe_bin", "skill" or "" (nothing).
+	SatisfiedBy string `json:"satisfied_by"`
+	// Entry is the allowlist pattern that matched, if any.
+	Entry string `json:"entry,omitempty"`
+	// Wrappers lists the wrappers unwrapped to reach this segment.
+	Wrappers []string `json:"wrappers,omitempty"`
+	Writes   []string `json:"writes,omitempty"`
+}
+
+// CommandJudge is the shell-command policy.
+type CommandJudge interface {
+	Judge(in CommandInput) CommandJudgement
+}
+
+// PersistedAllowlist supplies allowlist entries stored at run time by "allow always".
+type PersistedAllowlist interface {
+	AllowlistEntries() []AllowlistEntry
+}
+
+// Engine evaluates calls against one validated configuration.
+type Engine struct {
+	cfg         Config
+	perms       Permissions
+	def         Verdict
+	globalTier  Tier
+	commands    CommandJudge
+	askFallback string
+}
+
+// NewEngine validates cfg and builds the engine. persisted may be nil.
+func NewEngine(cfg Config, persisted PersistedAllowlist) (*Engine, error) {
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	perms, err := NewPermissions(cfg.ToolPermissions)
+	if err != nil {
+		return nil, err
+	}
+	def, _ := ParseVerdict(cfg.Default)
+	tier, _ := ParseTier(cfg.ExecTier)
+	judge, err := NewCommandJudge(cfg.Exec, persisted)
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{cfg: cfg, perms: perms, def: def, globalTier: tier, commands: judge, askFallback: cfg.AskFallback}, nil
+}
+
+// Config returns the effective (defaulted) configuration.
+func (e *Engine) Config() Config { return e.cfg }
+
+// GlobalTier is [policy] exec_tier.
+func (e *Engine) GlobalTier() Tier { return e.globalTier }
+
+// Evaluate judges one call. For shell tools the floor and deny rules come first and nothing
+// lowers them; otherwise the lattice's verdict, tightened by the command policy.
+func (e *Engine) Evaluate(in Input) Evaluation {
+	verdict, entry := Effective(e.perms, e.def, in.Tier, in.Tool, in.Args, in.Facts)
+	ev := Evaluation{Verdict: verdict, Source: approval.SourcePolicy, Rule: entry}
+	if entry == "" {
+		ev.Rule = "tier." + in.Tier.String()
+	}
+	cmd, isShell := e.Command(in.Tool, in.Args)
+	if !isShell {
+		return ev
+	}
+	j := e.commands.Judge(CommandInput{Command: cmd, Cwd: in.Cwd, Agent: in.Agent})
+	ev.Shell = &j
+	if j.Source == approval.SourceFloor || (j.Source == approval.SourceRule && j.Verdict == Deny) {
+		ev.Verdict, ev.Source, ev.Rule, ev.Reason = Deny, j.Source, j.Rule, j.Reason
+		return ev
+	}
+	if j.Verdict > ev.Verdict {
+		ev.Verdict, ev.Source, ev.Rule, ev.Reason = j.Verdict, j.Source, j.Rule, j.Reason
+	}
+	return ev
+}
+
+// FallbackAllows says whether ask_fallback lets an undeliverable ask run: only with
+// ask_fallback = "allowlist" and a shell command the allowlist fully satisfies.
+func (e *Engine) FallbackAllows(ev Evaluation) bool {
+	return e.askFallback == "allowlist" && ev.Shell != nil && ev.Shell.AnalysisOK && ev.Shell.AllowlistSatisfied &&
+		ev.Shell.Source != approval.SourceRule
+}

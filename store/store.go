@@ -1,0 +1,691 @@
+// Package store keeps approvebot's durable state in one bbolt file: requests with their
+// posted cards, session memory (grants, denial ledger, pauses), persisted allowlist entries
+// and the append-only audit trail. It is the only package that imports bbolt. Writes from
+// concurrent callers are grouped into one fsync'd transaction (group commit); a method that
+// writes returns only after its transaction is committed.
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/approvebot/approvebot/core/approval"
+	"github.com/approvebot/approvebot/core/gate"
+	"github.com/approvebot/approvebot/core/ledger"
+	"github.com/approvebot/approvebot/core/policy"
+)
+
+// Every bucket and key name lives here.
+var (
+	bucketMeta      = []byte("meta")
+	bucketRequests  = []byte("requests")
+	bucketPending   = []byte("pending")
+	bucketSessions  = []byte("sessions")
+	bucketGrants    = []byte("grants")
+	bucketDenials   = []byte("denials")
+	bucketAllowlist = []byte("allowlist")
+	bucketAudit     = []byte("audit")
+
+	allBuckets = [][]byte{bucketMeta, bucketRequests, bucketPending, bucketSessions, bucketGrants, bucketDenials, bucketAllowlist, bucketAudit}
+
+	keySchema = []byte("schema_version")
+)
+
+// SchemaVersion is the layout this code reads and writes.
+const SchemaVersion = 1
+
+const maxBatch = 512
+
+// Options tunes the store.
+type Options struct {
+	// LockTimeout is how long Open waits for another process's lock (default 2s).
+	LockTimeout time.Duration
+	// Now is the clock for audit keys; nil means time.Now.
+	Now func() time.Time
+}
+
+// Store is the bbolt-backed store. It implements gate.Store.
+type Store struct {
+	db   *bolt.DB
+	path string
+	now  func() time.Time
+
+	mu     sync.RWMutex // guards closed and sends on ops
+	closed bool
+	ops    chan *op
+	wdone  chan struct{}
+
+	allow atomic.Pointer[[]policy.AllowlistEntry]
+}
+
+var _ gate.Store = (*Store)(nil)
+
+type op struct {
+	fn   func(tx *bolt.Tx) error
+	done chan error
+	// allowlist marks a write that changes the persisted allowlist.
+	allowlist bool
+}
+
+// ErrLocked is returned by Open when another process holds the database.
+var ErrLocked = errors.New("database is locked by another process")
+
+// Open opens (or creates) the database file, creating every bucket in one transaction.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = 2 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("creating data directory: %w", err)
+		}
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:        opts.LockTimeout,
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("database %s is locked by another process (is another approvebot running?): %w", path, ErrLocked)
+		}
+		return nil, fmt.Errorf("opening database %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		if v := meta.Get(keySchema); v != nil {
+			if got := binary.BigEndian.Uint32(v); got != SchemaVersion {
+				return fmt.Errorf("database schema version %d, this approvebot reads version %d", got, SchemaVersion)
+			}
+			return nil
+		}
+		var v [4]byte
+		binary.BigEndian.PutUint32(v[:], SchemaVersion)
+		return meta.Put(keySchema, v[:])
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("initialising database %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path, now: opts.Now, ops: make(chan *op, 4096), wdone: make(chan struct{})}
+	if err := s.reloadAllowlist(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	go s.writer()
+	return s, nil
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close stops the writer after the queued writes and closes the file.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.ops)
+	s.mu.Unlock()
+	<-s.wdone
+	return s.db.Close()
+}
+
+// Check runs bbolt's consistency check.
+func (s *Store) Check() error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			return err
+		}
+		return nil
+	})
+}
+
+// ErrClosed is returned by writes after Close.
+var ErrClosed = errors.New("store is closed")
+
+// write queues fn for the next group commit and waits until it is committed. fn must only
+// touch tx (it may run more than once when another write in its group fails).
+func (s *Store) write(ctx context.Context, allowlist bool, fn func(tx *bolt.Tx) error) error {
+	o := &op{fn: fn, done: make(chan error, 1), allowlist: allowlist}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrClosed
+	}
+	select {
+	case s.ops <- o:
+	case <-ctx.Done():
+		s.mu.RUnlock()
+		return ctx.Err()
+	}
+	s.mu.RUnlock()
+	// Once queued the write happens; wait for it whatever ctx says, so a caller never
+	// reports a failure for something that was committed.
+	return <-o.done
+}
+
+func (s *Store) writer() {
+	defer close(s.wdone)
+	batch := make([]*op, 0, maxBatch)
+	for first := range s.ops {
+		batch = append(batch[:0], first)
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case o, ok := <-s.ops:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, o)
+			default:
+				break drain
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+// commit runs a group in one transaction. When one function fails, it alone gets the
+// error and the others are committed without it.
+func (s *Store) commit(batch []*op) {
+	for len(batch) > 0 {
+		failed := -1
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			for i, o := range batch {
+				if err := o.fn(tx); err != nil {
+					failed = i
+					return err
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			reload := false
+			for _, o := range batch {
+				reload = reload || o.allowlist
+			}
+			if reload {
+				if rerr := s.reloadAllowlist(); rerr != nil {
+					err = rerr
+				}
+			}
+			for _, o := range batch {
+				o.done <- err
+			}
+			return
+		}
+		if failed < 0 {
+			for _, o := range batch {
+				o.done <- err
+			}
+			return
+		}
+		batch[failed].done <- err
+		batch = append(batch[:failed:failed], batch[failed+1:]...)
+	}
+}
+
+func getJSON(b *bolt.Bucket, key []byte, v any) (bool, error) {
+	raw := b.Get(key)
+	if raw == nil {
+		return false, nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return true, fmt.Errorf("corrupt record %q in %s: %w", key, "bucket", err)
+	}
+	return true, nil
+}
+
+func putJSON(b *bolt.Bucket, key []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Put(key, raw)
+}
+
+func pairKey(a, b string) []byte {
+	k := make([]byte, 0, len(a)+1+len(b))
+	k = append(k, a...)
+	k = append(k, 0)
+	return append(k, b...)
+}
+
+// auditKey is time-ordered: 8 bytes of big-endian Unix nanoseconds, then the bucket's
+// sequence, so two entries in the same nanosecond keep their order.
+func auditKey(t time.Time, seq uint64) []byte {
+	var k [16]byte
+	binary.BigEndian.PutUint64(k[:8], uint64(t.UnixNano()))
+	binary.BigEndian.PutUint64(k[8:], seq)
+	return k[:]
+}
+
+func (s *Store) appendAudit(tx *bolt.Tx, e approval.AuditEntry) error {
+	b := tx.Bucket(bucketAudit)
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	if e.Time.IsZero() {
+		e.Time = s.now().UTC()
+	}
+	e.Seq = seq
+	return putJSON(b, auditKey(e.Time, seq), e)
+}
+
+// --- ledger.Store and lookups ---
+
+func readSession(tx *bolt.Tx, name string) (ledger.Session, error) {
+	var sess ledger.Session
+	if _, err := getJSON(tx.Bucket(bucketSessions), []byte(name), &sess); err != nil {
+		return sess, err
+	}
+	sess.Name = name
+	return sess, nil
+}
+
+// Session returns a session's memory (zero value when unknown).
+func (s *Store) Session(_ context.Context, name string) (ledger.Session, error) {
+	var sess ledger.Session
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		sess, err = readSession(tx, name)
+		return err
+	})
+	return sess, err
+}
+
+// HasGrant reports a session grant for the fingerprint.
+func (s *Store) HasGrant(_ context.Context, session, fp string) (bool, error) {
+	var ok bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		ok = tx.Bucket(bucketGrants).Get(pairKey(session, fp)) != nil
+		return nil
+	})
+	return ok, err
+}
+
+// IsDenied reports a ledgered human denial of the fingerprint in the session.
+func (s *Store) IsDenied(_ context.Context, session, fp string) (bool, error) {
+	var ok bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		ok = tx.Bucket(bucketDenials).Get(pairKey(session, fp)) != nil
+		return nil
+	})
+	return ok, err
+}
+
+// Lookup reads the session, grant and denial in one transaction.
+func (s *Store) Lookup(_ context.Context, session, fp string) (ledger.Lookup, error) {
+	var l ledger.Lookup
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		if l.Session, err = readSession(tx, session); err != nil {
+			return err
+		}
+		k := pairKey(session, fp)
+		l.Granted = tx.Bucket(bucketGrants).Get(k) != nil
+		l.Denied = tx.Bucket(bucketDenials).Get(k) != nil
+		return nil
+	})
+	return l, err
+}
+
+// --- requests ---
+
+func readRequest(tx *bolt.Tx, id string) (approval.Request, bool, error) {
+	var r approval.Request
+	found, err := getJSON(tx.Bucket(bucketRequests), []byte(id), &r)
+	return r, found, err
+}
+
+// Create stores a new request with its audit entry.
+func (s *Store) Create(ctx context.Context, r *approval.Request, audit approval.AuditEntry) error {
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	id := []byte(r.ID)
+	pending := r.State == approval.StatePending
+	return s.write(ctx, false, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRequests)
+		if b.Get(id) != nil {
+			return fmt.Errorf("request %s already exists", r.ID)
+		}
+		if err := b.Put(id, raw); err != nil {
+			return err
+		}
+		if pending {
+			if err := tx.Bucket(bucketPending).Put(id, nil); err != nil {
+				return err
+			}
+		}
+		return s.appendAudit(tx, audit)
+	})
+}
+
+// Get returns a request by id.
+func (s *Store) Get(_ context.Context, id string) (approval.Request, error) {
+	var r approval.Request
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var found bool
+		var err error
+		r, found, err = readRequest(tx, id)
+		if err == nil && !found {
+			err = approval.ErrNotFound
+		}
+		return err
+	})
+	return r, err
+}
+
+// Pending returns every request still pending in the store.
+func (s *Store) Pending(_ context.Context) ([]approval.Request, error) {
+	var out []approval.Request
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketPending).ForEach(func(k, _ []byte) error {
+			r, found, err := readRequest(tx, string(k))
+			if err != nil {
+				return err
+			}
+			if found && r.State == approval.StatePending {
+				out = append(out, r)
+			}
+			return nil
+		})
+	})
+	return out, err
+}
+
+// Resolve is the compare-and-set every decision goes through.
+func (s *Store) Resolve(ctx context.Context, id string, res approval.Resolution, eff ledger.Effects) (approval.Request, bool, error) {
+	var out approval.Request
+	var won bool
+	err := s.write(ctx, len(eff.Allowlist) > 0, func(tx *bolt.Tx) error {
+		won = false
+		r, found, err := readRequest(tx, id)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return approval.ErrNotFound
+		}
+		out = r
+		if r.State != approval.StatePending {
+			return nil
+		}
+		apply := res
+		effects := eff
+		if res.RequireLive && !r.ExpiresAt.IsZero() && !res.DecidedAt.Before(r.ExpiresAt) {
+			apply = approval.Resolution{
+				State: approval.StateDenied, Outcome: approval.OutcomeTimeout, Source: approval.SourceTimeout,
+				DecidedBy: "approvebot", Reason: "no human answered in time", Message: res.TimeoutMessage,
+				DecidedAt: res.DecidedAt,
+			}
+			effects = ledger.Effects{}
+		} else {
+			won = true
+		}
+		r.State, r.Outcome, r.Source = apply.State, apply.Outcome, apply.Source
+		r.Allowed = apply.Outcome.Allows() && apply.State == approval.StateAllowed
+		r.DecidedBy, r.Reason, r.Message, r.DecidedAt = apply.DecidedBy, apply.Reason, apply.Message, apply.DecidedAt
+		if err := s.applyEffects(tx, &r, effects); err != nil {
+			return err
+		}
+		if err := putJSON(tx.Bucket(bucketRequests), []byte(id), r); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketPending).Delete([]byte(id)); err != nil {
+			return err
+		}
+		a := res.Audit
+		a.Event, a.RequestID, a.Session, a.Agent, a.Tool = approval.EventDecision, r.ID, r.Session, r.Agent, r.Tool
+		a.State, a.Outcome, a.Source, a.DecidedBy, a.Reason = r.State, r.Outcome, r.Source, r.DecidedBy, r.Reason
+		a.Summary, a.Fingerprint, a.Rule, a.Time = r.Summary, r.Fingerprint, r.Rule, r.DecidedAt
+		if err := s.appendAudit(tx, a); err != nil {
+			return err
+		}
+		out = r
+		return nil
+	})
+	return out, won, err
+}
+
+// AllowlistItem is a persisted "allow always" entry with its provenance.
+type AllowlistItem struct {
+	Pattern   string    `json:"pattern"`
+	Agent     string    `json:"agent,omitempty"`
+	AddedBy   string    `json:"added_by"`
+	RequestID string    `json:"request_id"`
+	AddedAt   time.Time `json:"added_at"`
+}
+
+func (s *Store) applyEffects(tx *bolt.Tx, r *approval.Request, eff ledger.Effects) error {
+	at, _ := r.DecidedAt.MarshalBinary()
+	k := pairKey(r.Session, r.Fingerprint)
+	if eff.Grant {
+		if err := tx.Bucket(bucketGrants).Put(k, at); err != nil {
+			return err
+		}
+	}
+	if eff.Denial {
+		if err := tx.Bucket(bucketDenials).Put(k, at); err != nil {
+			return err
+		}
+		sess, err := readSession(tx, r.Session)
+		if err != nil {
+			return err
+		}
+		sess.Denials++
+		if eff.PauseAfter > 0 && sess.Denials >= eff.PauseAfter && !sess.Paused {
+			sess.Paused, sess.PausedAt = true, r.DecidedAt
+		}
+		if err := putJSON(tx.Bucket(bucketSessions), []byte(r.Session), sess); err != nil {
+			return err
+		}
+	}
+	for _, p := range eff.Allowlist {
+		rec := AllowlistItem{Pattern: p, AddedBy: r.DecidedBy, RequestID: r.ID, AddedAt: r.DecidedAt}
+		if err := putJSON(tx.Bucket(bucketAllowlist), []byte(p), rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddCard records a posted card and returns the request after the write.
+func (s *Store) AddCard(ctx context.Context, id string, ref approval.CardRef) (approval.Request, error) {
+	var out approval.Request
+	err := s.write(ctx, false, func(tx *bolt.Tx) error {
+		r, found, err := readRequest(tx, id)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return approval.ErrNotFound
+		}
+		for _, c := range r.Cards {
+			if c == ref {
+				out = r
+				return nil
+			}
+		}
+		r.Cards = append(r.Cards, ref)
+		out = r
+		return putJSON(tx.Bucket(bucketRequests), []byte(id), r)
+	})
+	return out, err
+}
+
+// --- sessions ---
+
+// PutSession writes a session's settings, with an optional audit entry.
+func (s *Store) PutSession(ctx context.Context, sess ledger.Session, audit *approval.AuditEntry) error {
+	return s.write(ctx, false, func(tx *bolt.Tx) error {
+		cur, err := readSession(tx, sess.Name)
+		if err != nil {
+			return err
+		}
+		// Counters are owned by decisions; settings never overwrite them.
+		cur.Tier, cur.Unattended, cur.Parent = sess.Tier, sess.Unattended, sess.Parent
+		if err := putJSON(tx.Bucket(bucketSessions), []byte(sess.Name), cur); err != nil {
+			return err
+		}
+		if audit != nil {
+			return s.appendAudit(tx, *audit)
+		}
+		return nil
+	})
+}
+
+// Unpause lifts the pause and resets the denial count.
+func (s *Store) Unpause(ctx context.Context, name string, audit approval.AuditEntry) (ledger.Session, error) {
+	var out ledger.Session
+	err := s.write(ctx, false, func(tx *bolt.Tx) error {
+		sess, err := readSession(tx, name)
+		if err != nil {
+			return err
+		}
+		sess.Paused, sess.PausedAt, sess.Denials = false, time.Time{}, 0
+		out = sess
+		if err := putJSON(tx.Bucket(bucketSessions), []byte(name), sess); err != nil {
+			return err
+		}
+		return s.appendAudit(tx, audit)
+	})
+	return out, err
+}
+
+// --- audit ---
+
+// AppendAudit appends one entry.
+func (s *Store) AppendAudit(ctx context.Context, e approval.AuditEntry) error {
+	return s.write(ctx, false, func(tx *bolt.Tx) error { return s.appendAudit(tx, e) })
+}
+
+// Audit returns matching entries, oldest first.
+func (s *Store) Audit(_ context.Context, q approval.AuditQuery) ([]approval.AuditEntry, error) {
+	if q.Limit <= 0 {
+		q.Limit = 100
+	}
+	if q.Limit > 10000 {
+		q.Limit = 10000
+	}
+	var out []approval.AuditEntry
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketAudit).Cursor()
+		var start []byte
+		if !q.Since.IsZero() {
+			start = auditKey(q.Since, 0)
+		}
+		// Walk backwards from the newest so Limit keeps the latest entries.
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			if start != nil && string(k) < string(start) {
+				break
+			}
+			var e approval.AuditEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("corrupt audit entry: %w", err)
+			}
+			if q.Session != "" && e.Session != q.Session {
+				continue
+			}
+			if q.RequestID != "" && e.RequestID != q.RequestID {
+				continue
+			}
+			out = append(out, e)
+			if len(out) >= q.Limit {
+				break
+			}
+		}
+		return nil
+	})
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, err
+}
+
+// --- persisted allowlist ---
+
+func (s *Store) reloadAllowlist() error {
+	var entries []policy.AllowlistEntry
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketAllowlist).ForEach(func(_, v []byte) error {
+			var r AllowlistItem
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("corrupt allowlist entry: %w", err)
+			}
+			entries = append(entries, policy.AllowlistEntry{Pattern: r.Pattern, Agent: r.Agent})
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	s.allow.Store(&entries)
+	return nil
+}
+
+// AllowlistEntries returns the persisted entries (implements policy.PersistedAllowlist).
+func (s *Store) AllowlistEntries() []policy.AllowlistEntry {
+	if p := s.allow.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// ListAllowlist returns the persisted entries with who added them.
+func (s *Store) ListAllowlist(_ context.Context) ([]AllowlistItem, error) {
+	var out []AllowlistItem
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketAllowlist).ForEach(func(_, v []byte) error {
+			var r AllowlistItem
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			out = append(out, r)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// RevokeAllowlist removes a persisted entry; it reports whether one existed.
+func (s *Store) RevokeAllowlist(ctx context.Context, pattern string, audit approval.AuditEntry) (bool, error) {
+	var existed bool
+	err := s.write(ctx, true, func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketAllowlist)
+		existed = b.Get([]byte(pattern)) != nil
+		if !existed {
+			return nil
+		}
+		if err := b.Delete([]byte(pattern)); err != nil {
+			return err
+		}
+		return s.appendAudit(tx, audit)
+	})
+	return existed, err
+}
