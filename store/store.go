@@ -47,6 +47,10 @@ const SchemaVersion = 1
 
 const maxBatch = 512
 
+// appendFill packs pages of the append-mostly buckets (time-ordered keys) fuller than
+// bbolt's default half-split.
+const appendFill = 0.9
+
 // Options tunes the store.
 type Options struct {
 	// LockTimeout is how long Open waits for another process's lock (default 2s).
@@ -162,6 +166,11 @@ func (s *Store) Check() error {
 	})
 }
 
+var batchOps, batchCount atomic.Uint64
+
+// BatchStats reports how many writes and group commits the process made.
+func BatchStats() (writes, commits uint64) { return batchOps.Load(), batchCount.Load() }
+
 // ErrClosed is returned by writes after Close.
 var ErrClosed = errors.New("store is closed")
 
@@ -203,6 +212,8 @@ func (s *Store) writer() {
 				break drain
 			}
 		}
+		batchOps.Add(uint64(len(batch)))
+		batchCount.Add(1)
 		s.commit(batch)
 	}
 }
@@ -284,6 +295,7 @@ func auditKey(t time.Time, seq uint64) []byte {
 
 func (s *Store) appendAudit(tx *bolt.Tx, e approval.AuditEntry) error {
 	b := tx.Bucket(bucketAudit)
+	b.FillPercent = appendFill
 	seq, err := b.NextSequence()
 	if err != nil {
 		return err
@@ -371,6 +383,7 @@ func (s *Store) Create(ctx context.Context, r *approval.Request, audit approval.
 	pending := r.State == approval.StatePending
 	return s.write(ctx, false, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketRequests)
+		b.FillPercent = appendFill
 		if b.Get(id) != nil {
 			return fmt.Errorf("request %s already exists", r.ID)
 		}

@@ -202,10 +202,17 @@ func (g *Gate) Channels() []Channel { return g.channels }
 // ApprovalTimeout is how long a pending request waits for a human.
 func (g *Gate) ApprovalTimeout() time.Duration { return g.opts.ApprovalTimeout }
 
-// NewID returns a random request id: 26 lowercase base32 characters (128 bits).
+// NewID returns a request id: 26 lowercase base32 characters of 48 bits of millisecond time
+// and 80 random bits. The time prefix keeps store keys append-mostly (one dirty page per
+// group commit, not one per request); the random part keeps ids unguessable.
 func NewID() string {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	ms := uint64(time.Now().UnixMilli())
+	for i := 5; i >= 0; i-- {
+		b[i] = byte(ms)
+		ms >>= 8
+	}
+	if _, err := rand.Read(b[6:]); err != nil {
 		panic("crypto/rand failed: " + err.Error())
 	}
 	return idEncoding.EncodeToString(b[:])
@@ -331,7 +338,9 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	g.arm(w, rec.ExpiresAt.Sub(g.now()))
 	g.metrics.Pending(1)
 	g.log.Info("request pending", "request_id", rec.ID, "session", rec.Session, "tool", rec.Tool, "summary", rec.Summary)
-	g.deliver(rec, w.fallback)
+	if len(rec.Routes) > 0 {
+		g.deliver(rec, w.fallback)
+	}
 	return rec, nil
 }
 
@@ -936,7 +945,7 @@ func (g *Gate) Recover(ctx context.Context) (expired, rearmed int, err error) {
 		g.arm(w, rec.ExpiresAt.Sub(now))
 		g.metrics.Pending(1)
 		rearmed++
-		if len(rec.Cards) == 0 {
+		if len(rec.Cards) == 0 && len(rec.Routes) > 0 {
 			// Whether the allowlist would cover it is re-judged under today's policy.
 			g.deliver(rec, false)
 		}

@@ -1,0 +1,81 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/approvebot/approvebot"
+)
+
+func TestExampleConfigWorksAsShipped(t *testing.T) {
+	c, err := Parse(approvebot.ExampleConfig, "config.example.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Server.ApprovalTimeout.Seconds() != 120 || c.Policy.ExecTier != "auto" || len(c.Agents) != 2 {
+		t.Fatalf("unexpected example values: %+v", c)
+	}
+}
+
+func TestEmptyConfigDefaults(t *testing.T) {
+	c, err := Parse(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Server.Listen != DefaultListen || c.Server.Data != DefaultData || c.Server.MaxBody != 1<<20 {
+		t.Fatalf("%+v", c.Server)
+	}
+	if c.Policy.Exec.Security != "allowlist" || c.Policy.Exec.Ask != "on-miss" || c.Policy.AskFallback != "deny" {
+		t.Fatalf("%+v", c.Policy)
+	}
+}
+
+func TestStrictErrorsNameKeyAndLine(t *testing.T) {
+	cases := []struct {
+		name, doc string
+		want      []string
+	}{
+		{"unknown key", "[server]\nlisten = \"127.0.0.1:1\"\nlisen = \"x\"\n", []string{"f.toml:3", `unknown key "server.lisen"`}},
+		{"unknown table", "[polcy]\nexec_tier = \"ask\"\n", []string{"f.toml:", "polcy"}},
+		{"bad duration", "[server]\n\napproval_timeout = \"soon\"\n", []string{"f.toml:3", "approval_timeout"}},
+		{"wrong type", "[server]\nmax_body = \"big\"\n", []string{"f.toml:2", "max_body"}},
+		{"bad tier", "[policy]\nexec_tier = \"yolo\"\n", []string{"policy.exec_tier", "yolo"}},
+		{"bad role", "[[agents]]\nname = \"a\"\ntoken_env = \"A\"\nrole = \"root\"\n", []string{"agents[0].role", "root"}},
+		{"bad permission", "[policy.tool_permissions]\nBash = \"sure\"\n", []string{"tool_permissions", "Bash", "sure"}},
+		{"syntax", "[server\n", []string{"f.toml:1"}},
+		{"telegram without approvers", "[channels.telegram]\nchats = [1]\n", []string{"channels.telegram.approvers"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.doc), "f.toml")
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestDefaultsFromEnvironment(t *testing.T) {
+	t.Setenv(EnvTelegramToken, "123:abc")
+	t.Setenv(EnvTelegramChats, "-100, 42")
+	t.Setenv(EnvTelegramApprovers, "7")
+	c, err := Defaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Channels.Telegram == nil || len(c.Channels.Telegram.Chats) != 2 || c.Channels.Telegram.Approvers[0] != 7 {
+		t.Fatalf("%+v", c.Channels.Telegram)
+	}
+	if c.Channels.Slack != nil || c.Channels.Discord != nil {
+		t.Fatal("channels without tokens were enabled")
+	}
+	t.Setenv(EnvTelegramApprovers, "")
+	if _, err := Defaults(); err == nil {
+		t.Fatal("a telegram channel without approvers was accepted")
+	}
+}
