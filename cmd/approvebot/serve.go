@@ -127,6 +127,13 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 			}
 		}()
 	}
+	if cfg.Server.AuditRetention.Duration > 0 || cfg.Server.AuditMaxEntries > 0 {
+		runners.Add(1)
+		go func() {
+			defer runners.Done()
+			retain(runCtx, st, cfg.Server.AuditRetention.Duration, cfg.Server.AuditMaxEntries, log)
+		}()
+	}
 	log.Info("approvebot listening", "addr", ln.Addr().String(), "db", cfg.Server.Data, "channels", len(chans))
 	if ready != nil {
 		ready <- ln.Addr().String()
@@ -155,6 +162,29 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 		log.Warn("gate shutdown", "err", err)
 	}
 	return nil
+}
+
+// retain prunes the audit trail and old decided requests at start and every minute.
+func retain(ctx context.Context, st *store.Store, age time.Duration, maxEntries int, log *slog.Logger) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		var before time.Time
+		if age > 0 {
+			before = time.Now().Add(-age)
+		}
+		a, r, err := st.Prune(ctx, before, maxEntries)
+		if err != nil && ctx.Err() == nil {
+			log.Error("audit retention failed", "err", err)
+		} else if a+r > 0 {
+			log.Info("audit retention", "audit_entries_removed", a, "requests_removed", r)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 func channelHealth(chans []gate.Channel) map[string]gate.Health {
