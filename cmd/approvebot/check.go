@@ -18,18 +18,18 @@ import (
 
 // checkResult is the one JSON object `check -json` prints; other tools parse these names.
 type checkResult struct {
-	Verdict     string           `json:"verdict"`
-	Source      string           `json:"source"`
-	Rule        string           `json:"rule"`
-	Reason      string           `json:"reason"`
-	Summary     string           `json:"summary"`
-	Truncated   bool             `json:"truncated"`
-	Fingerprint string           `json:"fingerprint"`
-	Tool        string           `json:"tool"`
-	Tier        string           `json:"tier"`
-	AnalysisOK  *bool            `json:"analysis_ok,omitempty"`
-	Segments    []policy.Segment `json:"segments,omitempty"`
-	Cards       any              `json:"cards"`
+	Verdict     string               `json:"verdict"`
+	Source      string               `json:"source"`
+	Rule        string               `json:"rule"`
+	Reason      string               `json:"reason"`
+	Summary     string               `json:"summary"`
+	Truncated   bool                 `json:"truncated"`
+	Fingerprint string               `json:"fingerprint"`
+	Tool        string               `json:"tool"`
+	Tier        string               `json:"tier"`
+	AnalysisOK  *bool                `json:"analysis_ok,omitempty"`
+	Segments    []policy.Segment     `json:"segments,omitempty"`
+	Cards       render.PlatformCards `json:"cards"`
 }
 
 func cmdCheck(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -82,7 +82,7 @@ func cmdCheck(_ context.Context, args []string, _ io.Reader, stdout, stderr io.W
 			return &exitError{code: 2, msg: "-tier: " + err.Error()}
 		}
 	}
-	res, err := evaluateOffline(engine, *tool, callArgs, *cwd, t)
+	res, err := evaluateOffline(engine, cfg, *tool, callArgs, *cwd, t)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func cmdCheck(_ context.Context, args []string, _ io.Reader, stdout, stderr io.W
 
 // evaluateOffline runs the policy for one call the way the gate would, minus the session
 // memory (grants, ledger, pause), which needs the server.
-func evaluateOffline(engine *policy.Engine, tool string, args map[string]any, cwd string, tier policy.Tier) (checkResult, error) {
+func evaluateOffline(engine *policy.Engine, cfg *config.Config, tool string, args map[string]any, cwd string, tier policy.Tier) (checkResult, error) {
 	canonical, err := gate.Canonical(args)
 	if err != nil {
 		return checkResult{}, err
@@ -134,6 +134,6 @@ func evaluateOffline(engine *policy.Engine, tool string, args map[string]any, cw
 		rec.AlwaysPatterns = ev.Shell.AlwaysPatterns
 		rec.ShowAllowAlways = engine.Config().AllowAlways == "persist" && len(rec.AlwaysPatterns) > 0
 	}
-	res.Cards = checkCards(&rec)
+	res.Cards = checkCards(&rec, cfg)
 	return res, nil
 }
