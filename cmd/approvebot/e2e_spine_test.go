@@ -130,13 +130,13 @@ func TestSpineThreeDenialsPauseUntilUnpause(t *testing.T) {
 			t.Fatalf("deny %d: %d %v", i, code, m)
 		}
 	}
-	code, m := ask(t, s, bash("p1", "ls /new-thing"))
+	code, m := ask(t, s, bash("p1", "touch /new-thing"))
 	if code != 200 {
 		t.Fatalf("paused ask: %d %v", code, m)
 	}
 	want(t, m, "state", "denied", "source", "paused", "outcome", "deny")
 	// Another session is not affected.
-	pendingID(t, s, bash("p2", "ls /new-thing"))
+	pendingID(t, s, bash("p2", "touch /new-thing"))
 
 	if code, m := s.JSON(t, "POST", "/v1/sessions/p1/unpause", agent, nil); code != 403 {
 		t.Fatalf("agent unpause: %d %v", code, m)
@@ -146,7 +146,7 @@ func TestSpineThreeDenialsPauseUntilUnpause(t *testing.T) {
 		t.Fatalf("unpause: %d %v", code, m)
 	}
 	want(t, m, "paused", false, "denials", 0)
-	pendingID(t, s, bash("p1", "ls /new-thing"))
+	pendingID(t, s, bash("p1", "touch /new-thing"))
 	// A denied fingerprint stays denied after the unpause.
 	code, m = ask(t, s, bash("p1", "rm -rf /data/0"))
 	want(t, m, "source", "ledger")
@@ -155,7 +155,7 @@ func TestSpineThreeDenialsPauseUntilUnpause(t *testing.T) {
 		id := pendingID(t, s, bash("p1", fmt.Sprintf("rm -rf /other/%d", i)))
 		decide(t, s, id, "deny", "")
 	}
-	pendingID(t, s, bash("p1", "ls /still-asks"))
+	pendingID(t, s, bash("p1", "touch /still-asks"))
 }
 
 func TestSpineUnattendedRefusedAtOnce(t *testing.T) {
@@ -374,8 +374,8 @@ func TestSpineRestartKeepsEverything(t *testing.T) {
 	decide(t, s, id, "allow_session", "")
 	deniedID := pendingID(t, s, bash("r1", "rm -rf /var/lib/app"))
 	decide(t, s, deniedID, "deny", "never")
-	live := pendingID(t, s, bash("r1", "echo live"))
-	expiring := pendingID(t, s, bash("r1", "echo expiring"))
+	live := pendingID(t, s, bash("r1", "make live"))
+	expiring := pendingID(t, s, bash("r1", "make expiring"))
 
 	// Long-poll across the restart: the agent keeps asking the same id.
 	s.Kill()
@@ -395,7 +395,7 @@ func TestSpineRestartKeepsEverything(t *testing.T) {
 	want(t, r, "state", "denied", "outcome", "timeout")
 
 	// Pending requests whose deadline passed while the server was down time out at start.
-	stale := pendingID(t, s2, bash("r1", "echo stale"))
+	stale := pendingID(t, s2, bash("r1", "make stale"))
 	s2.Kill()
 	time.Sleep(3200 * time.Millisecond)
 	s3 := testserver.Start(t, testserver.Options{Server: `approval_timeout = "3s"`, Dir: s.Dir})

@@ -546,7 +546,7 @@ func (g *Gate) Decide(ctx context.Context, id string, d Decision) (approval.Requ
 	if d.DecidedBy == "" {
 		return approval.Request{}, invalid("decided_by is required")
 	}
-	reason := render.Clean(d.Reason, maxReasonLen)
+	reason := render.Redact(d.Reason, maxReasonLen)
 	res := approval.Resolution{
 		Outcome: outcome, Source: approval.SourceHuman, DecidedBy: d.DecidedBy, Reason: reason,
 		RequireLive: true, TimeoutMessage: msgTimeout(g.opts.ApprovalTimeout),

@@ -65,6 +65,9 @@ type CommandJudgement struct {
 	AlwaysPatterns []string `json:"always_patterns,omitempty"`
 	// Segments describe every executed segment (for `check -json`).
 	Segments []Segment `json:"segments"`
+	// Problems say why the analysis is not OK (line continuation, a variable in command
+	// position, …), in the order found.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Segment is one executed command found in a command line.
@@ -72,7 +75,11 @@ type Segment struct {
 	Argv         []string `json:"argv"`
 	Executable   string   `json:"executable"`
 	ResolvedPath string   `json:"resolved_path,omitempty"`
-	// SatisfiedBy is "allowlist", "safe_bin", "skill" or "" (nothing).
+	// RealPath is ResolvedPath with symlinks resolved, when it differs.
+	RealPath string `json:"real_path,omitempty"`
+	// SatisfiedBy is "allowlist", "safe_bin", "skill", "builtin" (a shell builtin that only
+	// changes the shell's own state), "function" (declared in the same command; its body is
+	// judged) or "" (nothing).
 	SatisfiedBy string `json:"satisfied_by"`
 	// Entry is the allowlist pattern that matched, if any.
 	Entry string `json:"entry,omitempty"`
@@ -144,7 +151,8 @@ func (e *Engine) Evaluate(in Input) Evaluation {
 		ev.Verdict, ev.Source, ev.Rule, ev.Reason = Deny, j.Source, j.Rule, j.Reason
 		return ev
 	}
-	if j.Verdict > ev.Verdict {
+	// The command policy only tightens; when it agrees, its rule is the more telling one.
+	if j.Verdict >= ev.Verdict && j.Rule != "" {
 		ev.Verdict, ev.Source, ev.Rule, ev.Reason = j.Verdict, j.Source, j.Rule, j.Reason
 	}
 	return ev
