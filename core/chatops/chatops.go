@@ -132,6 +132,9 @@ type Answer struct {
 	Request approval.Request
 	// NeedReason is set when a Deny press should prompt for a reason before deciding.
 	NeedReason bool
+	// Details is the full redacted action after a Details press by an approver (Text holds
+	// it too); platforms whose private answers are short send it as follow-up messages.
+	Details string
 }
 
 // Private answers.
@@ -141,6 +144,7 @@ const (
 	TextNotFound    = "No such request. Nothing was changed."
 	TextNoPending   = "No request is waiting in this chat."
 	TextFailed      = "That did not go through: the request was not changed. Try again."
+	TextNotLiveCard = "That message is not a request waiting for a decision. Nothing was changed."
 )
 
 // Ops carries out presses and commands for one channel.
@@ -160,20 +164,23 @@ func (o *Ops) Press(ctx context.Context, chat, message string, actor Actor, acti
 		return Answer{Text: TextNotApprover}
 	}
 	if action == render.ActionDetails {
+		if _, refused := o.lookup(ctx, chat, actor, id); refused != nil {
+			return *refused
+		}
 		d, err := o.Resolver.Details(ctx, id)
 		if err != nil {
 			return Answer{Text: TextNotFound}
 		}
-		return Answer{Text: d}
+		return Answer{Text: d, Details: d}
 	}
 	outcome, ok := action.Outcome()
 	if !ok {
 		return Answer{Text: TextNotFound}
 	}
 	if outcome == approval.OutcomeDeny && askReason {
-		cur, err := o.Resolver.Get(ctx, id)
-		if err != nil {
-			return Answer{Text: TextNotFound}
+		cur, refused := o.lookup(ctx, chat, actor, id)
+		if refused != nil {
+			return *refused
 		}
 		if cur.State != approval.StatePending {
 			return Answer{Text: alreadyText(cur), Request: cur}
@@ -193,7 +200,10 @@ func (o *Ops) Deny(ctx context.Context, chat string, actor Actor, id, reason str
 }
 
 // Command handles a typed command in chat. replyTo is the message the command replied to
-// ("" when none): a reply to a card targets that card.
+// ("" when none): a reply to a card targets that card. Platforms pass replyTo only for a
+// reply to one of the bot's own messages; a reply to a message that is not a live card
+// (decided, expired, or not a card) changes nothing rather than falling back to the
+// oldest request, which the typist did not mean.
 func (o *Ops) Command(ctx context.Context, chat string, actor Actor, cmd Command, replyTo string) Answer {
 	if !o.Approvers.Allowed(chat, actor.ID) {
 		o.refuse(ctx, chat, actor, cmd.ID, "command /"+string(cmd.Verb)+" by a non-approver")
@@ -204,9 +214,11 @@ func (o *Ops) Command(ctx context.Context, chat string, actor Actor, cmd Command
 	}
 	id := cmd.ID
 	if id == "" && replyTo != "" {
-		if r, ok := o.Resolver.ByCard(o.Channel, chat, replyTo); ok {
-			id = r.ID
+		r, ok := o.Resolver.ByCard(o.Channel, chat, replyTo)
+		if !ok {
+			return Answer{Text: TextNotLiveCard}
 		}
+		id = r.ID
 	}
 	if id == "" {
 		live := o.Resolver.LivePending(o.Channel, chat)
@@ -223,6 +235,9 @@ func (o *Ops) Command(ctx context.Context, chat string, actor Actor, cmd Command
 }
 
 func (o *Ops) decide(ctx context.Context, chat string, actor Actor, id string, d gate.Decision) Answer {
+	if _, refused := o.lookup(ctx, chat, actor, id); refused != nil {
+		return *refused
+	}
 	d.DecidedBy = actor.Label(o.Channel)
 	d.Channel = o.Channel
 	rec, err := o.Resolver.Decide(ctx, id, d)
@@ -243,6 +258,44 @@ func (o *Ops) decide(ctx context.Context, chat string, actor Actor, id string, d
 		verb = "Denied"
 	}
 	return Answer{Text: fmt.Sprintf("%s (%s).", verb, rec.Outcome), Decided: true, Request: rec}
+}
+
+// lookup reads request id for a decision taken in chat. A request whose card was not sent
+// to chat is refused (and audited) as unknown: an id typed or forged in another chat must
+// not let that chat's approvers decide a request routed elsewhere (per-chat approvers).
+func (o *Ops) lookup(ctx context.Context, chat string, actor Actor, id string) (approval.Request, *Answer) {
+	r, err := o.Resolver.Get(ctx, id)
+	if err != nil {
+		if errors.Is(err, approval.ErrNotFound) {
+			return r, &Answer{Text: TextNotFound}
+		}
+		return r, &Answer{Text: TextFailed}
+	}
+	if !o.routedHere(r, chat) {
+		if o.Refused != nil {
+			o.Refused()
+		}
+		o.Resolver.Audit(ctx, approval.AuditEntry{
+			Event: approval.EventUnauthorized, RequestID: id, Channel: o.Channel,
+			Actor: o.Channel + ":" + actor.ID + " chat " + chat, Reason: "decision from a chat the request was not sent to",
+		})
+		return approval.Request{}, &Answer{Text: TextNotFound}
+	}
+	return r, nil
+}
+
+func (o *Ops) routedHere(r approval.Request, chat string) bool {
+	for _, t := range r.Routes {
+		if t.Channel == o.Channel && t.Chat == chat {
+			return true
+		}
+	}
+	for _, c := range r.Cards {
+		if c.Channel == o.Channel && c.Chat == chat {
+			return true
+		}
+	}
+	return false
 }
 
 func alreadyText(r approval.Request) string {
