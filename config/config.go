@@ -117,6 +117,9 @@ type Slack struct {
 	DenyReasonWindow Duration `toml:"deny_reason_window"`
 	// SlashCommand is the command name registered in the app ("/approvebot").
 	SlashCommand string `toml:"slash_command"`
+	// ChannelApprovers narrows approvers per channel: channel id → user ids (each must also
+	// be in approvers).
+	ChannelApprovers map[string][]string `toml:"channel_approvers"`
 }
 
 // Discord is [channels.discord].
@@ -132,6 +135,12 @@ type Discord struct {
 	APIURL           string   `toml:"api_url"`
 	HTTPPath         string   `toml:"http_path"`
 	DenyReasonWindow Duration `toml:"deny_reason_window"`
+	// ChannelApprovers narrows approvers per channel: channel id → user ids (each must also
+	// be in approvers).
+	ChannelApprovers map[string][]string `toml:"channel_approvers"`
+	// MessageContent requests the privileged Message Content intent, which replies to a card
+	// with "/approve"-style text need (default true; enable it in the developer portal).
+	MessageContent *bool `toml:"message_content"`
 }
 
 // Route is one [[routes]] entry.
@@ -310,6 +319,10 @@ func (c *Config) defaults() {
 		}
 		if d.DenyReasonWindow.Duration == 0 {
 			d.DenyReasonWindow.Duration = 60 * time.Second
+		}
+		if d.MessageContent == nil {
+			on := true
+			d.MessageContent = &on
 		}
 	}
 }

@@ -39,35 +39,42 @@ type Command struct {
 // ParseCommand reads a typed command. It accepts a leading "/" or not (Slack's
 // "/approvebot approve …" arrives as "approve …"), Telegram's "/approve@botname", and
 // "/deny <id> <reason>" where the first word is a request id only if it has an id's shape.
+// It is strict where a loose reading could approve by accident: "approve" and "pending"
+// take nothing but an optional id, so chat such as "approve this later?" is not a command.
 func ParseCommand(text string) (Command, bool) {
 	text = strings.TrimSpace(text)
 	text = strings.TrimPrefix(text, "/")
-	verb, rest, _ := strings.Cut(text, " ")
+	verb, rest := text, ""
+	if i := strings.IndexFunc(text, unicode.IsSpace); i >= 0 {
+		verb, rest = text[:i], strings.TrimSpace(text[i:])
+	}
 	if i := strings.IndexByte(verb, '@'); i >= 0 {
 		verb = verb[:i]
 	}
-	verb = strings.ToLower(strings.TrimSpace(verb))
-	rest = strings.TrimSpace(rest)
 	var c Command
-	switch verb {
-	case "approve", "allow":
+	switch strings.ToLower(verb) {
+	case "approve":
 		c.Verb = VerbApprove
-	case "deny", "reject":
+	case "deny":
 		c.Verb = VerbDeny
-	case "pending", "list":
+	case "pending":
 		c.Verb = VerbPending
-		return c, true
+		return c, rest == ""
 	default:
 		return Command{}, false
 	}
-	first, more, _ := strings.Cut(rest, " ")
+	first, more := rest, ""
+	if i := strings.IndexFunc(rest, unicode.IsSpace); i >= 0 {
+		first, more = rest[:i], strings.TrimSpace(rest[i:])
+	}
 	if gate.ValidID(strings.ToLower(first)) {
 		c.ID = strings.ToLower(first)
-		rest = strings.TrimSpace(more)
+		rest = more
 	}
-	if c.Verb == VerbDeny {
-		c.Reason = strings.TrimFunc(rest, unicode.IsSpace)
+	if c.Verb == VerbApprove {
+		return c, rest == ""
 	}
+	c.Reason = rest
 	return c, true
 }
 

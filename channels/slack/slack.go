@@ -1,0 +1,468 @@
+// Package slack is approvebot's Slack channel: it posts Block Kit cards with chat.postMessage,
+// edits them with chat.update when the request is decided, and reads presses, the Deny
+// reason modal, the slash command and commands typed in a card's thread, over Socket Mode
+// (the default: no public endpoint) or signed HTTP requests. Every press and command becomes
+// a decision only through core/chatops and the gate's single compare-and-set; the presser
+// is the Slack user id together with its workspace (team) id.
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	slackgo "github.com/slack-go/slack"
+	"golang.org/x/time/rate"
+
+	"github.com/approvebot/approvebot/core/approval"
+	"github.com/approvebot/approvebot/core/chatops"
+	"github.com/approvebot/approvebot/core/gate"
+	"github.com/approvebot/approvebot/core/render"
+)
+
+// Name is the channel's config name.
+const Name = "slack"
+
+// Modes.
+const (
+	ModeSocket = "socket"
+	ModeHTTP   = "http"
+)
+
+// Defaults.
+const (
+	// DefaultMaxBody caps an HTTP-mode request body. Slack's interaction payloads carry the
+	// whole message; a card is a few kilobytes.
+	DefaultMaxBody = 256 << 10
+	// DefaultAPIURL is Slack's Web API.
+	DefaultAPIURL = "https://slack.com/api/"
+	// ackWindow is how long Slack waits for an acknowledgement.
+	ackWindow = 3 * time.Second
+	// workTimeout bounds the work done after one press or command.
+	workTimeout = 30 * time.Second
+	// maxWorkers bounds presses and commands handled at once.
+	maxWorkers = 32
+)
+
+// Config is everything New needs. Secrets come from the environment (cmd/approvebot reads
+// them); they are never logged or put into errors.
+type Config struct {
+	BotToken      string
+	AppToken      string
+	SigningSecret string
+	// APIURL is the Web API base with its trailing slash; empty means Slack's.
+	APIURL string
+	// Mode is "socket" (default) or "http".
+	Mode string
+	// Channels are channel ids (C…, G…) a card goes to by default.
+	Channels []string
+	// Approvers are "U123" (in Team, or the bot's own workspace) or "T123:U123".
+	Approvers []string
+	// ChannelApprovers narrows approvers per channel id (each must also be in Approvers).
+	ChannelApprovers map[string][]string
+	// Team is the workspace of bare approver ids; empty means the bot's (auth.test).
+	Team string
+	// DenyReasonWindow is how long the Deny modal waits before denying without a reason.
+	DenyReasonWindow time.Duration
+	// SlashCommand is the registered command ("/approvebot").
+	SlashCommand string
+	// MaxBody caps HTTP-mode request bodies.
+	MaxBody int64
+	// HTTPClient is used for every Web API call; nil means a client with a 30 s timeout.
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+	// Refused is called for every refused press or bad signature (metrics); may be nil.
+	Refused func()
+	// RetryBase and RetryMax shape the backoff between retries of 5xx and transport errors.
+	RetryBase, RetryMax time.Duration
+}
+
+// Channel is the Slack channel. Build it with New.
+type Channel struct {
+	cfg       Config
+	api       *slackgo.Client
+	log       *slog.Logger
+	approvers []approverID
+	perChat   map[string][]approverID
+	apiHost   string
+
+	health healthState
+	state  atomic.Pointer[runState]
+	sem    chan struct{}
+	work   sync.WaitGroup
+	seen   *dedupe
+	replay *replayCache
+	badSig *rate.Limiter
+}
+
+var (
+	_ gate.Channel = (*Channel)(nil)
+	_ gate.Runner  = (*Channel)(nil)
+)
+
+// runState is what exists while Run runs: the resolver-bound operations.
+type runState struct {
+	ops      *chatops.Ops
+	waits    *chatops.ReasonWaits
+	resolver gate.Resolver
+	// ctx is the base of background work (reason windows, handlers).
+	ctx context.Context
+}
+
+type approverID struct{ team, user string }
+
+var (
+	userIDRe    = regexp.MustCompile(`^[UW][A-Z0-9]{2,30}$`)
+	teamIDRe    = regexp.MustCompile(`^[TE][A-Z0-9]{2,30}$`)
+	channelIDRe = regexp.MustCompile(`^[CGD][A-Z0-9]{2,30}$`)
+)
+
+// New builds the channel. It checks the configuration and dials nothing: Run connects.
+func New(cfg Config) (*Channel, error) {
+	if cfg.Mode == "" {
+		cfg.Mode = ModeSocket
+	}
+	if cfg.APIURL == "" {
+		cfg.APIURL = DefaultAPIURL
+	}
+	if !strings.HasSuffix(cfg.APIURL, "/") {
+		cfg.APIURL += "/"
+	}
+	u, err := url.Parse(cfg.APIURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, errors.New("channels.slack.api_url: want an http(s) URL such as https://slack.com/api/")
+	}
+	if cfg.DenyReasonWindow <= 0 {
+		cfg.DenyReasonWindow = 60 * time.Second
+	}
+	if cfg.SlashCommand == "" {
+		cfg.SlashCommand = "/approvebot"
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.RetryBase <= 0 {
+		cfg.RetryBase = 250 * time.Millisecond
+	}
+	if cfg.RetryMax <= 0 {
+		cfg.RetryMax = 8 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if !strings.HasPrefix(cfg.BotToken, "xoxb-") {
+		return nil, errors.New("channels.slack: the bot token must be a bot token (xoxb-…)")
+	}
+	switch cfg.Mode {
+	case ModeSocket:
+		if !strings.HasPrefix(cfg.AppToken, "xapp-") {
+			return nil, errors.New("channels.slack: socket mode needs an app-level token (xapp-…) with the connections:write scope")
+		}
+	case ModeHTTP:
+		if cfg.SigningSecret == "" {
+			return nil, errors.New("channels.slack: http mode needs the app's signing secret")
+		}
+	default:
+		return nil, fmt.Errorf("channels.slack.mode: want \"socket\" or \"http\", got %q", cfg.Mode)
+	}
+	for _, ch := range cfg.Channels {
+		if !channelIDRe.MatchString(ch) {
+			return nil, fmt.Errorf("channels.slack.channels: %q is not a channel id (C…, G…): open the channel's details in Slack and copy its id", ch)
+		}
+	}
+	if cfg.Team != "" && !teamIDRe.MatchString(cfg.Team) {
+		return nil, fmt.Errorf("channels.slack.team: %q is not a workspace id (T…)", cfg.Team)
+	}
+	if !strings.HasPrefix(cfg.SlashCommand, "/") {
+		return nil, fmt.Errorf("channels.slack.slash_command: %q must start with /", cfg.SlashCommand)
+	}
+	approvers, err := parseApprovers("channels.slack.approvers", cfg.Approvers)
+	if err != nil {
+		return nil, err
+	}
+	if len(approvers) == 0 {
+		return nil, errors.New("channels.slack.approvers: at least one approver user id is required")
+	}
+	perChat := map[string][]approverID{}
+	for ch, list := range cfg.ChannelApprovers {
+		if !channelIDRe.MatchString(ch) {
+			return nil, fmt.Errorf("channels.slack.channel_approvers: %q is not a channel id", ch)
+		}
+		ids, err := parseApprovers("channels.slack.channel_approvers."+ch, list)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			if !containsApprover(approvers, id) {
+				return nil, fmt.Errorf("channels.slack.channel_approvers.%s: %s is not in channels.slack.approvers", ch, id.user)
+			}
+		}
+		perChat[ch] = ids
+	}
+	c := &Channel{
+		cfg: cfg, log: cfg.Logger.With("channel", Name), approvers: approvers, perChat: perChat, apiHost: u.Host,
+		sem: make(chan struct{}, maxWorkers), seen: newDedupe(4096), replay: newReplayCache(),
+		badSig: rate.NewLimiter(rate.Every(time.Second), 20),
+	}
+	c.api = slackgo.New(cfg.BotToken, slackgo.OptionAPIURL(cfg.APIURL), slackgo.OptionHTTPClient(cfg.HTTPClient))
+	c.health.mode = cfg.Mode
+	return c, nil
+}
+
+// ValidChannelID reports whether s looks like a Slack conversation id (C…, G…, D…): cards
+// are matched to presses and commands by id, never by a channel's name.
+func ValidChannelID(s string) bool { return channelIDRe.MatchString(s) }
+
+func parseApprovers(key string, list []string) ([]approverID, error) {
+	var out []approverID
+	for _, raw := range list {
+		s := strings.TrimSpace(raw)
+		if s == "" {
+			continue
+		}
+		team, user, found := strings.Cut(s, ":")
+		if !found {
+			team, user = "", s
+		}
+		if !userIDRe.MatchString(user) || (found && !teamIDRe.MatchString(team)) {
+			return nil, fmt.Errorf("%s: %q is not a Slack user id (U…, or T…:U… to pin the workspace); usernames are never accepted", key, raw)
+		}
+		out = append(out, approverID{team: team, user: user})
+	}
+	return out, nil
+}
+
+func containsApprover(list []approverID, id approverID) bool {
+	for _, a := range list {
+		if a == id {
+			return true
+		}
+	}
+	return false
+}
+
+// approverKeys turns the configured approvers into chatops ids "TEAM:USER"; bare ids belong
+// to team (the configured one, else the bot's own workspace).
+func approverKeys(list []approverID, team string) []string {
+	var out []string
+	for _, a := range list {
+		t := a.team
+		if t == "" {
+			t = team
+		}
+		if t == "" {
+			continue // no workspace known: the id matches nobody (fail closed)
+		}
+		out = append(out, t+":"+a.user)
+	}
+	return out
+}
+
+// Name is "slack".
+func (c *Channel) Name() string { return Name }
+
+// Chats are the configured channel ids.
+func (c *Channel) Chats() []string { return append([]string(nil), c.cfg.Channels...) }
+
+// Handler serves HTTP-mode requests (interactivity, slash commands and events) at the path
+// configured in channels.slack.http_path. It answers 401 to a bad or stale signature.
+func (c *Channel) Handler() http.Handler { return http.HandlerFunc(c.serveHTTP) }
+
+// Post sends the pending card to channel chat and returns its reference: the channel id
+// and the message ts, which chat.update needs.
+func (c *Channel) Post(ctx context.Context, chat string, card render.Card) (approval.CardRef, error) {
+	if err := c.health.fatalErr(); err != nil {
+		// Nobody could press this card: let the gate route elsewhere or fall back now.
+		return approval.CardRef{}, fmt.Errorf("slack channel stopped (%v): card not posted", err)
+	}
+	msg := render.SlackPending(card, chat)
+	blocks, err := toBlocks(msg.Blocks)
+	if err != nil {
+		return approval.CardRef{}, fmt.Errorf("slack: building the card: %w", err)
+	}
+	var channel, ts string
+	err = c.call(ctx, "chat.postMessage", func(ctx context.Context) error {
+		var err error
+		channel, ts, err = c.api.PostMessageContext(ctx, chat,
+			slackgo.MsgOptionText(msg.Text, false),
+			slackgo.MsgOptionBlocks(blocks...),
+			slackgo.MsgOptionParse(false),
+			slackgo.MsgOptionLinkNames(false),
+			slackgo.MsgOptionDisableLinkUnfurl(),
+			slackgo.MsgOptionDisableMediaUnfurl(),
+		)
+		return err
+	})
+	if err != nil {
+		return approval.CardRef{}, err
+	}
+	if channel == "" {
+		channel = chat
+	}
+	if ts == "" {
+		return approval.CardRef{}, errors.New("slack chat.postMessage: the answer carried no ts")
+	}
+	return approval.CardRef{Channel: Name, Chat: channel, Message: ts}, nil
+}
+
+// Edit replaces a posted card with its resolved form, without buttons.
+func (c *Channel) Edit(ctx context.Context, ref approval.CardRef, card render.Card) error {
+	up := render.SlackResolved(card, ref.Chat, ref.Message)
+	blocks, err := toBlocks(up.Blocks)
+	if err != nil {
+		return fmt.Errorf("slack: building the resolved card: %w", err)
+	}
+	return c.call(ctx, "chat.update", func(ctx context.Context) error {
+		_, _, _, err := c.api.UpdateMessageContext(ctx, ref.Chat, ref.Message,
+			slackgo.MsgOptionText(up.Text, false),
+			slackgo.MsgOptionBlocks(blocks...),
+			slackgo.MsgOptionParse(false),
+			slackgo.MsgOptionLinkNames(false),
+		)
+		return err
+	})
+}
+
+// Health reports whether cards can be delivered and presses read now.
+func (c *Channel) Health() gate.Health { return c.health.get() }
+
+// ephemeral shows text to one user in a channel; failures are logged, never fatal.
+func (c *Channel) ephemeral(ctx context.Context, chat, user, text string) {
+	if text == "" || chat == "" || user == "" {
+		return
+	}
+	text, _ = render.Cut(text, 3000)
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	err := c.call(ctx, "chat.postEphemeral", func(ctx context.Context) error {
+		_, err := c.api.PostEphemeralContext(ctx, chat, user,
+			slackgo.MsgOptionText(render.SlackEscape(text), false), slackgo.MsgOptionParse(false), slackgo.MsgOptionLinkNames(false))
+		return err
+	})
+	if err != nil {
+		c.log.Warn("private answer failed", "chat", chat, "err", err)
+	}
+}
+
+// ---- health
+
+type healthState struct {
+	mu        sync.Mutex
+	mode      string
+	connected bool
+	detail    string
+	lastOK    time.Time
+	lastErr   string
+	failing   bool
+	fatal     error
+}
+
+func (h *healthState) get() gate.Health {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	g := gate.Health{LastOK: h.lastOK, LastError: h.lastErr}
+	switch {
+	case h.fatal != nil:
+		g.Detail = "stopped: " + h.fatal.Error()
+	case h.mode == ModeSocket && !h.connected:
+		g.Detail = "socket mode: " + nonEmpty(h.detail, "not connected")
+	case h.mode == ModeSocket:
+		g.Detail = "socket mode: connected"
+	default:
+		g.Detail = "http mode"
+	}
+	g.OK = h.fatal == nil && !h.failing && (h.mode != ModeSocket || h.connected)
+	return g
+}
+
+func (h *healthState) ok() {
+	h.mu.Lock()
+	h.lastOK = time.Now().UTC()
+	h.failing = false
+	h.mu.Unlock()
+}
+
+func (h *healthState) failed(msg string, unhealthy bool) {
+	h.mu.Lock()
+	h.lastErr = msg
+	if unhealthy {
+		h.failing = true
+	}
+	h.mu.Unlock()
+}
+
+func (h *healthState) setConnected(ok bool, detail string) {
+	h.mu.Lock()
+	h.connected, h.detail = ok, detail
+	h.mu.Unlock()
+}
+
+func (h *healthState) setFatal(err error) {
+	h.mu.Lock()
+	if h.fatal == nil {
+		h.fatal = err
+	}
+	h.connected = false
+	h.mu.Unlock()
+}
+
+func (h *healthState) fatalErr() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.fatal
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// ---- dedupe of redelivered envelopes and events
+
+type dedupe struct {
+	mu    sync.Mutex
+	max   int
+	order []string
+	set   map[string]bool
+}
+
+func newDedupe(max int) *dedupe { return &dedupe{max: max, set: map[string]bool{}} }
+
+// first reports whether key is seen for the first time (and remembers it).
+func (d *dedupe) first(key string) bool {
+	if key == "" {
+		return true
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.set[key] {
+		return false
+	}
+	d.set[key] = true
+	d.order = append(d.order, key)
+	if len(d.order) > d.max {
+		delete(d.set, d.order[0])
+		d.order = d.order[1:]
+	}
+	return true
+}
+
+// forget drops key, so a redelivery is handled.
+func (d *dedupe) forget(key string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.set, key)
+}
