@@ -213,7 +213,14 @@ func (o *Ops) Deny(ctx context.Context, chat string, actor Actor, id, reason str
 // oldest request, which the typist did not mean.
 func (o *Ops) Command(ctx context.Context, chat string, actor Actor, cmd Command, replyTo string) Answer {
 	if !o.Approvers.Allowed(chat, actor.ID) {
-		o.refuse(ctx, chat, actor, cmd.ID, "command /"+string(cmd.Verb)+" by a non-approver")
+		target := cmd.ID
+		if target == "" && replyTo != "" {
+			// Name the card's request in the audit trail, without touching it.
+			if r, ok := o.Resolver.ByCard(o.Channel, chat, replyTo); ok {
+				target = r.ID
+			}
+		}
+		o.refuse(ctx, chat, actor, target, "command /"+string(cmd.Verb)+" by a non-approver")
 		return Answer{Text: TextNotApprover}
 	}
 	if cmd.Verb == VerbPending {

@@ -123,6 +123,9 @@ type Gate struct {
 	mu      sync.Mutex
 	live    map[string]*waiter
 	cards   map[approval.CardRef]string
+	// posting counts card posts in flight per chat, so ByCard can wait for a card whose
+	// message exists on the platform but whose reference is not recorded yet.
+	posting map[approval.Target]int
 	closing chan struct{}
 	closed  bool
 	jobs    sync.WaitGroup
@@ -169,6 +172,7 @@ func New(opts Options, store Store, engine *policy.Engine, channels []Channel, r
 	g := &Gate{
 		opts: opts, store: store, engine: engine, log: opts.Logger, metrics: opts.Metrics, now: opts.Now,
 		byName: map[string]Channel{}, live: map[string]*waiter{}, cards: map[approval.CardRef]string{},
+		posting: map[approval.Target]int{},
 		closing: make(chan struct{}),
 	}
 	g.bg, g.bgCancel = context.WithCancel(context.Background())
@@ -699,8 +703,18 @@ func (g *Gate) deliver(rec approval.Request, fallbackAllows bool) {
 				continue
 			}
 			wg.Add(1)
+			g.mu.Lock()
+			g.posting[t]++
+			g.mu.Unlock()
 			go func() {
 				defer wg.Done()
+				defer func() {
+					g.mu.Lock()
+					if g.posting[t]--; g.posting[t] <= 0 {
+						delete(g.posting, t)
+					}
+					g.mu.Unlock()
+				}()
 				ref, err := ch.Post(ctx, t.Chat, card)
 				g.metrics.Delivery(t.Channel, err)
 				if err != nil {
@@ -838,23 +852,33 @@ func routedTo(routes []approval.Target, channel, chat string) bool {
 	return false
 }
 
-// ByCard finds the live request a posted message belongs to.
+// ByCard finds the live request a posted message belongs to. A reply can reach a channel
+// before the post that created the card has been recorded; while posts to that chat are in
+// flight, ByCard waits briefly for them.
 func (g *Gate) ByCard(channel, chat, message string) (approval.Request, bool) {
-	g.mu.Lock()
-	id, ok := g.cards[approval.CardRef{Channel: channel, Chat: chat, Message: message}]
-	var rec approval.Request
-	if ok {
-		if w := g.live[id]; w != nil {
-			rec = w.rec
-		} else {
-			ok = false
+	ref := approval.CardRef{Channel: channel, Chat: chat, Message: message}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		g.mu.Lock()
+		id, ok := g.cards[ref]
+		var rec approval.Request
+		if ok {
+			if w := g.live[id]; w != nil {
+				rec = w.rec
+			} else {
+				ok = false
+			}
 		}
+		inFlight := g.posting[approval.Target{Channel: channel, Chat: chat}] > 0
+		g.mu.Unlock()
+		if ok {
+			return rec, true
+		}
+		if !inFlight || time.Now().After(deadline) {
+			return approval.Request{}, false
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
-	g.mu.Unlock()
-	if ok {
-		return rec, true
-	}
-	return approval.Request{}, false
 }
 
 // Audit appends an entry to the trail, logging a failure.
