@@ -1,6 +1,8 @@
 package config
 
 import (
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -78,4 +80,32 @@ func TestDefaultsFromEnvironment(t *testing.T) {
 	if _, err := Defaults(); err == nil {
 		t.Fatal("a telegram channel without approvers was accepted")
 	}
+}
+
+// TestExampleDocumentsEveryKey walks every TOML key of the config structs and requires the
+// example file to mention it (set or commented out).
+func TestExampleDocumentsEveryKey(t *testing.T) {
+	example := string(approvebot.ExampleConfig)
+	var walk func(prefix string, typ reflect.Type)
+	walk = func(prefix string, typ reflect.Type) {
+		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice {
+			typ = typ.Elem()
+		}
+		if typ.Kind() != reflect.Struct || typ == reflect.TypeOf(Duration{}) {
+			return
+		}
+		for i := 0; i < typ.NumField(); i++ {
+			f := typ.Field(i)
+			key := strings.Split(f.Tag.Get("toml"), ",")[0]
+			if key == "" || key == "-" {
+				continue
+			}
+			if !regexp.MustCompile(`(?m)^#?\s*\[*` + regexp.QuoteMeta(key) + `\b`).MatchString(example) &&
+				!strings.Contains(example, "["+prefix+key+"]") && !strings.Contains(example, "[["+prefix+key+"]]") {
+				t.Errorf("config.example.toml does not document %s%s", prefix, key)
+			}
+			walk(prefix+key+".", f.Type)
+		}
+	}
+	walk("", reflect.TypeOf(Config{}))
 }
