@@ -120,9 +120,9 @@ type Gate struct {
 	byName   map[string]Channel
 	routes   []Route
 
-	mu      sync.Mutex
-	live    map[string]*waiter
-	cards   map[approval.CardRef]string
+	mu    sync.Mutex
+	live  map[string]*waiter
+	cards map[approval.CardRef]string
 	// posting counts card posts in flight per chat, so ByCard can wait for a card whose
 	// message exists on the platform but whose reference is not recorded yet.
 	posting map[approval.Target]int
@@ -135,11 +135,14 @@ type Gate struct {
 }
 
 type waiter struct {
-	done      chan struct{}
-	timer     *time.Timer
-	rec       approval.Request
-	fallback  bool
-	resolved  bool
+	done     chan struct{}
+	timer    *time.Timer
+	rec      approval.Request
+	fallback bool
+	resolved bool
+	// stored is false while the slot is reserved but the request not yet committed: such
+	// a request is not listed anywhere, so nobody can try to decide it before it exists.
+	stored    bool
 	createdAt time.Time
 }
 
@@ -339,6 +342,9 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 		g.forget(rec.ID)
 		return approval.Request{}, fmt.Errorf("storing request: %w", err)
 	}
+	g.mu.Lock()
+	w.stored = true
+	g.mu.Unlock()
 	g.arm(w, rec.ExpiresAt.Sub(g.now()))
 	g.metrics.Pending(1)
 	g.log.Info("request pending", "request_id", rec.ID, "session", rec.Session, "tool", rec.Tool, "summary", rec.Summary)
@@ -825,7 +831,7 @@ func (g *Gate) LivePending(channel, chat string) []approval.Request {
 	g.mu.Lock()
 	var out []approval.Request
 	for _, w := range g.live {
-		if w.resolved || !w.rec.Live(now) {
+		if !w.stored || w.resolved || !w.rec.Live(now) {
 			continue
 		}
 		if channel != "" && !routedTo(w.rec.Routes, channel, chat) {
@@ -959,7 +965,7 @@ func (g *Gate) Recover(ctx context.Context) (expired, rearmed int, err error) {
 			expired++
 			continue
 		}
-		w := &waiter{done: make(chan struct{}), rec: rec, createdAt: rec.CreatedAt}
+		w := &waiter{done: make(chan struct{}), rec: rec, createdAt: rec.CreatedAt, stored: true}
 		g.mu.Lock()
 		g.live[rec.ID] = w
 		for _, c := range rec.Cards {

@@ -1,0 +1,184 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Operator endpoints. They need an operator token and are not retried.
+
+// Pending lists the requests waiting for a decision, oldest first.
+func (c *Client) Pending(ctx context.Context) ([]Request, error) {
+	var out struct {
+		Requests []json.RawMessage `json:"requests"`
+	}
+	if err := c.call(ctx, http.MethodGet, "/v1/requests", url.Values{"state": {"pending"}}, nil, &out); err != nil {
+		return nil, err
+	}
+	list := make([]Request, 0, len(out.Requests))
+	for _, raw := range out.Requests {
+		r, err := decodeRequest(http.StatusOK, raw, false)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, *r)
+	}
+	return list, nil
+}
+
+// Decision outcomes an operator may choose.
+const (
+	OutcomeAllowOnce    = "allow_once"
+	OutcomeAllowSession = "allow_session"
+	OutcomeAllowAlways  = "allow_always"
+	OutcomeDeny         = "deny"
+)
+
+// Decide decides a pending request. A request already decided is an *APIError with status
+// 409 whose Request, DecidedBy and DecidedAt say by whom.
+func (c *Client) Decide(ctx context.Context, id, outcome, reason string) (*Request, error) {
+	body := map[string]string{"outcome": outcome}
+	if reason != "" {
+		body["reason"] = reason
+	}
+	var raw json.RawMessage
+	if err := c.call(ctx, http.MethodPost, "/v1/requests/"+url.PathEscape(id)+"/decision", nil, body, &raw); err != nil {
+		return nil, err
+	}
+	return decodeRequest(http.StatusOK, raw, false)
+}
+
+// AuditEntry is one line of the decision trail.
+type AuditEntry struct {
+	Seq         uint64    `json:"seq"`
+	Time        time.Time `json:"time"`
+	Event       string    `json:"event"`
+	RequestID   string    `json:"request_id,omitempty"`
+	Session     string    `json:"session,omitempty"`
+	Agent       string    `json:"agent,omitempty"`
+	Tool        string    `json:"tool,omitempty"`
+	State       string    `json:"state,omitempty"`
+	Outcome     string    `json:"outcome,omitempty"`
+	Source      string    `json:"source,omitempty"`
+	DecidedBy   string    `json:"decided_by,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
+	Summary     string    `json:"summary,omitempty"`
+	Fingerprint string    `json:"fingerprint,omitempty"`
+	Rule        string    `json:"rule,omitempty"`
+	Channel     string    `json:"channel,omitempty"`
+	Actor       string    `json:"actor,omitempty"`
+}
+
+// AuditQuery selects audit entries. Since is an RFC 3339 time or a duration such as "1h".
+type AuditQuery struct {
+	Session   string
+	RequestID string
+	Since     string
+	Limit     int
+}
+
+// Audit reads the decision trail.
+func (c *Client) Audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error) {
+	v := url.Values{}
+	if q.Session != "" {
+		v.Set("session", q.Session)
+	}
+	if q.RequestID != "" {
+		v.Set("request", q.RequestID)
+	}
+	if q.Since != "" {
+		v.Set("since", q.Since)
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	var out struct {
+		Entries []AuditEntry `json:"entries"`
+	}
+	if err := c.call(ctx, http.MethodGet, "/v1/audit", v, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Entries, nil
+}
+
+// AllowlistEntry is one persisted "allow always" pattern.
+type AllowlistEntry struct {
+	Pattern   string    `json:"pattern"`
+	Agent     string    `json:"agent,omitempty"`
+	AddedBy   string    `json:"added_by,omitempty"`
+	RequestID string    `json:"request_id,omitempty"`
+	AddedAt   time.Time `json:"added_at,omitzero"`
+}
+
+// Allowlist lists the persisted allowlist entries.
+func (c *Client) Allowlist(ctx context.Context) ([]AllowlistEntry, error) {
+	var out struct {
+		Entries []AllowlistEntry `json:"entries"`
+	}
+	if err := c.call(ctx, http.MethodGet, "/v1/allowlist", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Entries, nil
+}
+
+// Revoke removes a persisted allowlist entry by its exact pattern.
+func (c *Client) Revoke(ctx context.Context, pattern string) error {
+	var out json.RawMessage
+	return c.call(ctx, http.MethodDelete, "/v1/allowlist", url.Values{"pattern": {pattern}}, nil, &out)
+}
+
+// Session is a session's state as the server reports it.
+type Session struct {
+	Session    string `json:"session"`
+	Tier       string `json:"tier"`
+	Unattended bool   `json:"unattended"`
+	Paused     bool   `json:"paused"`
+	Denials    int    `json:"denials"`
+	Parent     string `json:"parent"`
+}
+
+// SessionUpdate changes a session; nil fields are left alone.
+type SessionUpdate struct {
+	Tier       *string `json:"tier,omitempty"`
+	Unattended *bool   `json:"unattended,omitempty"`
+}
+
+// SetSession changes a session's tier or unattended mark.
+func (c *Client) SetSession(ctx context.Context, name string, u SessionUpdate) (*Session, error) {
+	var s Session
+	if err := c.call(ctx, http.MethodPut, "/v1/sessions/"+url.PathEscape(name), nil, u, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// Unpause lifts a session's pause and resets its denial count.
+func (c *Client) Unpause(ctx context.Context, name string) (*Session, error) {
+	var s Session
+	if err := c.call(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(name)+"/unpause", nil, nil, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// call sends one operator request expecting 200 and a JSON object.
+func (c *Client) call(ctx context.Context, method, path string, q url.Values, body, out any) error {
+	status, h, raw, err := c.do(ctx, method, path, q, body, maxList)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		return apiError(status, h, raw)
+	}
+	if err := checkStrict(raw); err != nil {
+		return &ProtocolError{Status: status, What: err.Error()}
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return &ProtocolError{Status: status, What: err.Error()}
+	}
+	return nil
+}

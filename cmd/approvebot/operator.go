@@ -1,0 +1,340 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/approvebot/approvebot/client"
+)
+
+// The operator commands talk to a running server with an operator token.
+
+type operatorFlags struct {
+	serverFlags
+	timeout time.Duration
+}
+
+func newOperatorFlags(name string, stderr io.Writer) (*flag.FlagSet, *operatorFlags) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	of := &operatorFlags{}
+	of.register(fs)
+	fs.DurationVar(&of.timeout, "timeout", 30*time.Second, "give up after this long")
+	return fs, of
+}
+
+func (of *operatorFlags) open(ctx context.Context) (*client.Client, context.Context, context.CancelFunc, error) {
+	c, err := of.client(client.Options{UserAgent: "approvebot-cli"})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, of.timeout)
+	return c, ctx, cancel, nil
+}
+
+// parseInterspersed parses flags that may come before, between or after the positional
+// arguments ("session set NAME -tier ask"). Everything after "--" is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	return pos, nil
+}
+
+func usageError(fs *flag.FlagSet, stderr io.Writer, usage, msg string) error {
+	fmt.Fprintln(stderr, "usage: approvebot "+usage)
+	fs.PrintDefaults()
+	return &exitError{code: exitUsage, msg: msg}
+}
+
+func cmdPending(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs, of := newOperatorFlags("pending", stderr)
+	asJSON := fs.Bool("json", false, "print {\"requests\":[…]}")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return &exitError{code: exitUsage}
+	}
+	if len(pos) > 0 {
+		return usageError(fs, stderr, "pending [flags]", "pending takes no arguments")
+	}
+	c, ctx, cancel, err := of.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	list, err := c.Pending(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, map[string]any{"requests": list})
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(stdout, "no pending requests")
+		return nil
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tAGE\tEXPIRES IN\tSESSION\tAGENT\tTOOL\tSUMMARY")
+	for _, r := range list {
+		expires := "-"
+		if !r.ExpiresAt.IsZero() {
+			expires = roundDur(r.ExpiresAt.Sub(now))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, roundDur(now.Sub(r.CreatedAt)), expires,
+			client.Printable(r.Session, 40), client.Printable(r.Agent, 30), client.Printable(r.Tool, 40), client.Printable(r.Summary, 200))
+	}
+	return tw.Flush()
+}
+
+func roundDur(d time.Duration) string {
+	if d < 0 {
+		return "0s"
+	}
+	return d.Round(time.Second).String()
+}
+
+// decisionOutcomes maps what an operator types to the API's outcome.
+var decisionOutcomes = map[string]string{
+	"allow": client.OutcomeAllowOnce, "allow-once": client.OutcomeAllowOnce, "allow_once": client.OutcomeAllowOnce,
+	"allow-session": client.OutcomeAllowSession, "allow_session": client.OutcomeAllowSession,
+	"allow-always": client.OutcomeAllowAlways, "allow_always": client.OutcomeAllowAlways,
+	"deny": client.OutcomeDeny,
+}
+
+func cmdDecide(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs, of := newOperatorFlags("decide", stderr)
+	asJSON := fs.Bool("json", false, "print the decided request object")
+	const usage = "decide [flags] ID allow|allow-session|allow-always|deny [REASON…]"
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return &exitError{code: exitUsage}
+	}
+	if len(pos) < 2 {
+		return usageError(fs, stderr, usage, "give a request id and an outcome")
+	}
+	outcome, ok := decisionOutcomes[pos[1]]
+	if !ok {
+		return usageError(fs, stderr, usage, fmt.Sprintf("unknown outcome %q", pos[1]))
+	}
+	reason := strings.Join(pos[2:], " ")
+	c, ctx, cancel, err := of.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	r, err := c.Decide(ctx, pos[0], outcome, reason)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, r)
+	}
+	fmt.Fprintf(stdout, "%s: %s (%s) by %s — %s\n", r.ID, r.State, r.Outcome, client.Printable(r.DecidedBy, 60), client.Printable(r.Summary, 200))
+	return nil
+}
+
+func cmdAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs, of := newOperatorFlags("audit", stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object per entry (JSON lines)")
+	var q client.AuditQuery
+	fs.StringVar(&q.Session, "session", "", "only this session")
+	fs.StringVar(&q.RequestID, "request", "", "only this request id")
+	fs.StringVar(&q.Since, "since", "", "only entries since this RFC 3339 time or this long ago (e.g. 1h)")
+	fs.IntVar(&q.Limit, "limit", 0, "at most this many entries, the newest (server default 100)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return &exitError{code: exitUsage}
+	}
+	if len(pos) > 0 {
+		return usageError(fs, stderr, "audit [flags]", "audit takes no arguments")
+	}
+	if q.Limit < 0 {
+		return usageError(fs, stderr, "audit [flags]", "-limit must be positive")
+	}
+	c, ctx, cancel, err := of.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	entries, err := c.Audit(ctx, q)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		for _, e := range entries {
+			if err := enc.Encode(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, e := range entries {
+		var b strings.Builder
+		b.WriteString(e.Time.Local().Format("2006-01-02 15:04:05"))
+		b.WriteString("  " + client.Printable(e.Event, 20))
+		for _, kv := range [][2]string{
+			{"request", e.RequestID}, {"session", e.Session}, {"agent", e.Agent}, {"tool", e.Tool},
+			{"outcome", e.Outcome}, {"source", e.Source}, {"by", e.DecidedBy}, {"actor", e.Actor},
+			{"channel", e.Channel}, {"rule", e.Rule},
+		} {
+			if kv[1] != "" {
+				b.WriteString("  " + kv[0] + "=" + client.Printable(kv[1], 80))
+			}
+		}
+		if e.Reason != "" {
+			b.WriteString("  reason=" + strconv.Quote(client.Printable(e.Reason, 300)))
+		}
+		if e.Summary != "" {
+			b.WriteString("  summary=" + strconv.Quote(client.Printable(e.Summary, 200)))
+		}
+		fmt.Fprintln(stdout, b.String())
+	}
+	return nil
+}
+
+func cmdAllowlist(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs, of := newOperatorFlags("allowlist", stderr)
+	asJSON := fs.Bool("json", false, "print {\"entries\":[…]}")
+	const usage = "allowlist [flags] list | revoke PATTERN"
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return &exitError{code: exitUsage}
+	}
+	if len(pos) == 0 {
+		return usageError(fs, stderr, usage, "give list or revoke PATTERN")
+	}
+	switch {
+	case pos[0] == "list" && len(pos) == 1:
+		c, ctx, cancel, err := of.open(ctx)
+		if err != nil {
+			return err
+		}
+		defer cancel()
+		entries, err := c.Allowlist(ctx)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(stdout, map[string]any{"entries": entries})
+		}
+		if len(entries) == 0 {
+			fmt.Fprintln(stdout, "no persisted allowlist entries")
+			return nil
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "PATTERN\tAGENT\tADDED BY\tADDED AT\tREQUEST")
+		for _, e := range entries {
+			agent := e.Agent
+			if agent == "" {
+				agent = "*"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", client.Printable(e.Pattern, 200), client.Printable(agent, 40),
+				client.Printable(e.AddedBy, 60), e.AddedAt.Local().Format(time.RFC3339), e.RequestID)
+		}
+		return tw.Flush()
+	case pos[0] == "revoke" && len(pos) == 2:
+		c, ctx, cancel, err := of.open(ctx)
+		if err != nil {
+			return err
+		}
+		defer cancel()
+		if err := c.Revoke(ctx, pos[1]); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "revoked", pos[1])
+		return nil
+	}
+	return usageError(fs, stderr, usage, "give list or revoke PATTERN")
+}
+
+func cmdSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs, of := newOperatorFlags("session", stderr)
+	asJSON := fs.Bool("json", false, "print the session as JSON")
+	tier := fs.String("tier", "", "set: exec tier ask|auto|full")
+	var unattended *bool
+	fs.Func("unattended", "set: true marks the session headless (asks are refused at once); false clears it", func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return err
+		}
+		unattended = &b
+		return nil
+	})
+	const usage = "session [flags] set NAME [-tier T] [-unattended=BOOL] | unpause NAME"
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return &exitError{code: exitUsage}
+	}
+	if len(pos) != 2 || (pos[0] != "set" && pos[0] != "unpause") {
+		return usageError(fs, stderr, usage, "give set NAME or unpause NAME")
+	}
+	var u client.SessionUpdate
+	tierSet := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "tier" {
+			tierSet = true
+		}
+	})
+	if tierSet {
+		u.Tier = tier
+	}
+	u.Unattended = unattended
+	if pos[0] == "set" && u.Tier == nil && u.Unattended == nil {
+		return usageError(fs, stderr, usage, "session set needs -tier or -unattended")
+	}
+	if pos[0] == "unpause" && (u.Tier != nil || u.Unattended != nil) {
+		return usageError(fs, stderr, usage, "session unpause takes no -tier or -unattended")
+	}
+	c, ctx, cancel, err := of.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	var s *client.Session
+	if pos[0] == "set" {
+		s, err = c.SetSession(ctx, pos[1], u)
+	} else {
+		s, err = c.Unpause(ctx, pos[1])
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, s)
+	}
+	t := s.Tier
+	if t == "" {
+		t = "(global)"
+	}
+	fmt.Fprintf(stdout, "session %s: tier %s, unattended %t, paused %t, denials %d\n", client.Printable(s.Session, 100), t, s.Unattended, s.Paused, s.Denials)
+	return nil
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
