@@ -153,5 +153,6 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("policy.exec.ask: want \"off\", \"on-miss\" or \"always\", got %q", c.Exec.Ask)
 	}
-	return nil
+	// Allowlist patterns, rules, safe bins, trusted dirs (exec.go).
+	return c.Exec.validate()
 }

@@ -1,0 +1,495 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/approvebot/approvebot/core/approval"
+	"github.com/approvebot/approvebot/core/shell"
+)
+
+// Rule names the command policy reports for its own decisions.
+const (
+	RuleSecurity  = "exec.security"  // security = deny or full decided
+	RuleAnalysis  = "exec.analysis"  // the command could not be fully analysed
+	RuleAllowlist = "exec.allowlist" // allowlist, safe bins and skills decided
+	RuleAskAlways = "exec.ask"       // ask = always
+)
+
+// What satisfied a segment (Segment.SatisfiedBy).
+const (
+	SatisfiedAllowlist = "allowlist"
+	SatisfiedSafeBin   = "safe_bin"
+	SatisfiedSkill     = "skill"
+	SatisfiedBuiltin   = "builtin"  // a shell builtin that only changes the shell's own state
+	SatisfiedFunction  = "function" // a function declared earlier in the same command (its body is judged)
+)
+
+// defaultResolveTTL is used when the configuration leaves resolve_cache_ttl at zero.
+const defaultResolveTTL = 5 * time.Second
+
+// ExecJudge is the command policy of seed 003 with the hardline floor and exec rules on top.
+// It is safe for concurrent use.
+type ExecJudge struct {
+	security, ask string
+	allow         *Allowlist
+	persisted     PersistedAllowlist
+	pcache        *persistedCache
+	safe          map[string]bool
+	trusted       map[string]bool
+	skills        map[string]bool
+	autoSkills    bool
+	rules         []execRule
+	res           *shell.Resolver
+	home          string
+	windows       bool
+}
+
+var _ CommandJudge = (*ExecJudge)(nil)
+
+// NewCommandJudge builds the command policy from [policy.exec]. persisted, when not nil,
+// supplies the entries stored by "allow always"; it is read on every judgement so that a
+// revocation takes effect at once.
+func NewCommandJudge(cfg ExecConfig, persisted PersistedAllowlist) (CommandJudge, error) {
+	return NewExecJudge(cfg, persisted)
+}
+
+// NewExecJudge is NewCommandJudge returning the concrete type.
+func NewExecJudge(cfg ExecConfig, persisted PersistedAllowlist) (*ExecJudge, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	home, _ := os.UserHomeDir()
+	if home != "" {
+		home = filepath.Clean(home)
+	}
+	j := &ExecJudge{
+		security:   cfg.Security,
+		ask:        cfg.Ask,
+		persisted:  persisted,
+		pcache:     newPersistedCache(home),
+		autoSkills: cfg.AutoAllowSkills,
+		home:       home,
+		windows:    runtime.GOOS == "windows",
+	}
+	if j.security == "" {
+		j.security = "allowlist"
+	}
+	if j.ask == "" {
+		j.ask = "on-miss"
+	}
+	var err error
+	if j.allow, err = CompileAllowlist(cfg.Allowlist, home); err != nil {
+		return nil, err
+	}
+	if j.rules, err = compileRules(cfg.Rules); err != nil {
+		return nil, err
+	}
+	bins := cfg.SafeBins
+	if bins == nil {
+		bins = DefaultSafeBins
+	}
+	j.safe = make(map[string]bool, len(bins))
+	for _, b := range bins {
+		j.safe[strings.TrimSpace(b)] = true
+	}
+	dirs := cfg.TrustedDirs
+	if dirs == nil {
+		dirs = DefaultTrustedDirs
+	}
+	j.trusted = make(map[string]bool, len(dirs)*2)
+	for _, d := range dirs {
+		d = filepath.Clean(d)
+		j.trusted[d] = true
+		// A trusted directory is trusted under its real name too (/bin -> /usr/bin).
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			j.trusted[r] = true
+		}
+	}
+	j.skills = make(map[string]bool, len(cfg.SkillBins))
+	for _, b := range cfg.SkillBins {
+		j.skills[strings.TrimSpace(b)] = true
+	}
+	pathList := cfg.Path
+	if pathList == "" {
+		pathList = os.Getenv("PATH")
+	}
+	ttl := cfg.ResolveCacheTTL.Duration
+	if ttl == 0 {
+		ttl = defaultResolveTTL
+	}
+	j.res = shell.NewResolver(pathList, ttl)
+	return j, nil
+}
+
+// validate checks the [policy.exec] keys this package owns; errors name the key.
+func (c *ExecConfig) validate() error {
+	switch c.Security {
+	case "", "deny", "allowlist", "full":
+	default:
+		return fmt.Errorf("policy.exec.security: want \"deny\", \"allowlist\" or \"full\", got %q", c.Security)
+	}
+	switch c.Ask {
+	case "", "off", "on-miss", "always":
+	default:
+		return fmt.Errorf("policy.exec.ask: want \"off\", \"on-miss\" or \"always\", got %q", c.Ask)
+	}
+	for i, b := range c.SafeBins {
+		b = strings.TrimSpace(b)
+		if !HasSafeBinProfile(b) {
+			names := SafeBinProfiles()
+			sort.Strings(names)
+			return fmt.Errorf("policy.exec.safe_bins[%d]: %q has no argv profile, so it cannot be a safe bin (use the allowlist, or one of: %s)",
+				i, b, strings.Join(names, ", "))
+		}
+	}
+	for i, d := range c.TrustedDirs {
+		if !filepath.IsAbs(d) {
+			return fmt.Errorf("policy.exec.trusted_dirs[%d]: %q is not an absolute path", i, d)
+		}
+	}
+	for i, b := range c.SkillBins {
+		if strings.TrimSpace(b) == "" || strings.ContainsAny(b, `/\`) {
+			return fmt.Errorf("policy.exec.skill_bins[%d]: want a command name, got %q", i, b)
+		}
+	}
+	for _, d := range filepath.SplitList(c.Path) {
+		if d != "" && !filepath.IsAbs(d) {
+			return fmt.Errorf("policy.exec.path: %q is not an absolute directory", d)
+		}
+	}
+	if _, err := CompileAllowlist(c.Allowlist, homeDir()); err != nil {
+		return err
+	}
+	if _, err := compileRules(c.Rules); err != nil {
+		return err
+	}
+	return nil
+}
+
+func homeDir() string {
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// InvalidateResolutions forgets every cached executable resolution (after installing or
+// removing programs, or on SIGHUP).
+func (j *ExecJudge) InvalidateResolutions() { j.res.Invalidate() }
+
+// Resolver exposes the executable resolver (for tests and `approvebot check`).
+func (j *ExecJudge) Resolver() *shell.Resolver { return j.res }
+
+// Judge judges one command line.
+func (j *ExecJudge) Judge(in CommandInput) CommandJudgement {
+	an := shell.Analyze(in.Command, shell.Options{Cwd: in.Cwd, Home: j.home})
+	out := j.JudgeAnalysis(an, in.Agent)
+	an.Release() // out holds copies only
+	return out
+}
+
+// JudgeAnalysis judges an analysis made by shell.Analyze.
+func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, agent string) CommandJudgement {
+	out := CommandJudgement{AnalysisOK: an.OK, Normalized: an.Normalized, Problems: an.Problems}
+	var persisted []allowPattern
+	if j.persisted != nil {
+		persisted = j.pcache.compile(j.persisted.AllowlistEntries())
+	}
+	judged, satisfied := 0, true
+	firstMiss := ""
+	safeOK := !an.EnvExported
+	var resBuf [8]shell.Resolution
+	resolved := resBuf[:0]
+	if len(an.Segments) <= len(resBuf) {
+		resolved = resBuf[:len(an.Segments)]
+	} else {
+		resolved = make([]shell.Resolution, len(an.Segments))
+	}
+	// One backing array for every segment's argv.
+	nargs := 0
+	for _, s := range an.Segments {
+		if s.Judged {
+			nargs += len(s.Args)
+		}
+	}
+	// ...and the allow-always patterns after them. Small judgements take one allocation.
+	var argv []string
+	if len(an.Segments) <= 2 && nargs <= 8 {
+		sm := new(smallJudgement)
+		argv = sm.argv[:nargs]
+		out.Segments = sm.segs[:0:len(an.Segments)]
+	} else {
+		argv = make([]string, nargs, nargs+len(an.Segments))
+		out.Segments = make([]Segment, 0, len(an.Segments))
+	}
+	patterns := argv[nargs:nargs]
+	completePatterns := true
+	for i, s := range an.Segments {
+		if !s.Judged {
+			continue
+		}
+		judged++
+		a := argv[:len(s.Args):len(s.Args)]
+		argv = argv[len(s.Args):]
+		for k := range s.Args {
+			a[k] = s.Args[k].Value
+		}
+		seg, res, ok := j.segment(s, a, agent, persisted, safeOK)
+		resolved[i] = res
+		out.Segments = append(out.Segments, seg)
+		if !ok {
+			satisfied = false
+			if firstMiss == "" {
+				firstMiss = describeMiss(seg)
+			}
+		}
+		if s.Kind == shell.KindCommand {
+			if res.Path == "" {
+				completePatterns = false
+			} else if p := escapeGlob(alwaysPath(s, res)); !containsString(patterns, p) {
+				patterns = append(patterns, p)
+			}
+		}
+	}
+	if an.OK && completePatterns && len(patterns) > 0 {
+		out.AlwaysPatterns = patterns
+	}
+	out.AllowlistSatisfied = an.OK && judged > 0 && satisfied
+
+	if h, ok := CheckFloor(an); ok {
+		out.Verdict, out.Source, out.Rule, out.Reason = Deny, approval.SourceFloor, h.Rule, h.Reason
+		return out
+	}
+	var askRule *execRule
+	var askSeg *shell.Segment
+	for ri := range j.rules {
+		r := &j.rules[ri]
+		for i, s := range an.Segments {
+			if !r.matches(s, resolved[i].Path, resolved[i].Real) {
+				continue
+			}
+			if r.action == Deny {
+				out.Verdict, out.Source, out.Rule = Deny, approval.SourceRule, r.name
+				out.Reason = r.message
+				if out.Reason == "" {
+					out.Reason = "refused by rule " + r.name + ": " + showSegment(s)
+				}
+				return out
+			}
+			if askRule == nil {
+				askRule, askSeg = r, s
+			}
+		}
+	}
+	out.Verdict, out.Rule, out.Reason = j.policy(an, out.AllowlistSatisfied, firstMiss)
+	out.Source = approval.SourcePolicy
+	if askRule != nil && out.Verdict != Deny {
+		out.Verdict, out.Source, out.Rule = Ask, approval.SourceRule, askRule.name
+		out.Reason = askRule.message
+		if out.Reason == "" {
+			out.Reason = "rule " + askRule.name + " asks a human for " + showSegment(askSeg)
+		}
+	}
+	return out
+}
+
+// smallJudgement holds the segments and strings of a judgement of one or two commands.
+type smallJudgement struct {
+	segs [2]Segment
+	argv [10]string
+}
+
+// policy is seed 003's decision: security mode, ask mode, analysis and allowlist.
+func (j *ExecJudge) policy(an *shell.Analysis, satisfied bool, miss string) (Verdict, string, string) {
+	switch j.security {
+	case "deny":
+		if j.ask == "off" {
+			return Deny, RuleSecurity, "security = \"deny\" refuses every command"
+		}
+		return Ask, RuleSecurity, "security = \"deny\": every command needs a human"
+	case "full":
+		if j.ask == "always" {
+			return Ask, RuleAskAlways, "ask = \"always\": every command needs a human"
+		}
+		return Allow, RuleSecurity, "security = \"full\" allows every command the floor and rules allow"
+	}
+	miss2 := func(reason string) (Verdict, string, string) {
+		if j.ask == "off" {
+			return Deny, "", reason + " (ask = \"off\")"
+		}
+		return Ask, "", reason
+	}
+	if !an.OK {
+		reason := "the command cannot be fully analysed"
+		if len(an.Problems) > 0 {
+			reason += ": " + an.Problems[0]
+		}
+		v, _, r := miss2(reason)
+		return v, RuleAnalysis, r
+	}
+	if !satisfied {
+		v, _, r := miss2("not allowlisted: " + miss)
+		return v, RuleAllowlist, r
+	}
+	if j.ask == "always" {
+		return Ask, RuleAskAlways, "ask = \"always\": every command needs a human"
+	}
+	return Allow, RuleAllowlist, "every command is allowlisted, a safe bin, a skill or a harmless builtin"
+}
+
+func describeMiss(s Segment) string {
+	name := s.Executable
+	if name == "" {
+		name = "redirection"
+	}
+	switch {
+	case len(s.Writes) > 0 && s.SatisfiedBy == "" && s.ResolvedPath != "":
+		return name + " (" + s.ResolvedPath + ", writes " + strings.Join(s.Writes, ", ") + ")"
+	case s.ResolvedPath != "":
+		return name + " (" + s.ResolvedPath + ")"
+	case len(s.Writes) > 0:
+		return name + " (writes " + strings.Join(s.Writes, ", ") + ")"
+	}
+	return name + " (not found on the PATH)"
+}
+
+// segment evaluates one judged segment: resolution and what satisfies it.
+func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persisted []allowPattern, safeOK bool) (Segment, shell.Resolution, bool) {
+	seg := Segment{Argv: argv, Executable: s.Name(), Wrappers: s.Wrappers}
+	writes := false
+	for _, w := range s.Writes {
+		t := w.Target
+		if !w.Known {
+			t = "?"
+		}
+		seg.Writes = append(seg.Writes, t)
+	}
+	if len(s.Writes) > 0 {
+		writes = s.WritesFiles()
+	}
+	var res shell.Resolution
+	switch s.Kind {
+	case shell.KindRedirect:
+		if !writes {
+			seg.SatisfiedBy = SatisfiedBuiltin
+		}
+	case shell.KindBuiltin:
+		if s.Benign && !writes {
+			seg.SatisfiedBy = SatisfiedBuiltin
+		}
+	case shell.KindFunction:
+		if writes {
+			break
+		}
+		// The function may not be defined when the call runs (declared in a branch): then
+		// the executable of that name runs, and it must pass on its own.
+		if len(s.Args) > 0 && s.Args[0].Static {
+			res = j.res.Resolve(s.Name(), s.Cwd, "")
+			if res.Path != "" {
+				seg.ResolvedPath = res.Path
+				if !j.commandSatisfied(&seg, s, res, agent, persisted, false) {
+					break
+				}
+			}
+		}
+		seg.SatisfiedBy = SatisfiedFunction
+	default:
+		if len(s.Args) == 0 || !s.Args[0].Static {
+			break
+		}
+		res = j.res.Resolve(s.Name(), s.Cwd, s.LocalBins)
+		seg.ResolvedPath = res.Path
+		if res.Real != res.Path {
+			seg.RealPath = res.Real
+		}
+		if res.Path == "" {
+			break
+		}
+		j.commandSatisfied(&seg, s, res, agent, persisted, safeOK && !writes)
+	}
+	return seg, res, seg.SatisfiedBy != ""
+}
+
+// commandSatisfied sets what satisfies a resolved command: the allowlist (configured, then
+// persisted), a safe bin, or a skill.
+func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.Resolution, agent string, persisted []allowPattern, safeOK bool) bool {
+	if p, ok := matchPatterns(j.allow.pats, res.Path, res.Real, agent); ok {
+		seg.SatisfiedBy, seg.Entry = SatisfiedAllowlist, p.entry.Pattern
+		return true
+	}
+	if p, ok := matchPatterns(persisted, res.Path, res.Real, agent); ok {
+		seg.SatisfiedBy, seg.Entry = SatisfiedAllowlist, p.entry.Pattern
+		return true
+	}
+	name := s.Base()
+	if safeOK && safeArgs(s) && j.safeBin(name, res.Path, res.Real, seg.Argv[1:]) {
+		seg.SatisfiedBy = SatisfiedSafeBin
+		return true
+	}
+	if j.autoSkills && j.skills[name] {
+		seg.SatisfiedBy = SatisfiedSkill
+		return true
+	}
+	return false
+}
+
+// safeArgs is what a safe bin needs beyond its profile: literal arguments and nothing else
+// arriving (xargs), an environment that cannot reconfigure it, and no glob that could expand
+// to a file name starting with "-" (a file called --output=x turns sort * into a write).
+func safeArgs(s *shell.Segment) bool {
+	if s.MoreArgs || !s.Static() {
+		return false
+	}
+	for _, e := range s.Env {
+		name, _, _ := strings.Cut(e, "=")
+		if !shell.HarmlessEnv(name) {
+			return false
+		}
+	}
+	for _, a := range s.Args[1:] {
+		if a.Pattern != "" && strings.IndexByte(`*?[\-`, a.Pattern[0]) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// alwaysPath is what "allow always" stores for a segment: the resolved path, or for the
+// binaries of package runners (npx eslint) the package's real file, which a later install
+// cannot silently swap (seed 003: /usr/local/lib/node_modules/eslint/bin/eslint.js).
+func alwaysPath(s *shell.Segment, res shell.Resolution) string {
+	if s.LocalBins != "" && res.Real != "" {
+		return res.Real
+	}
+	return res.Path
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// escapeGlob escapes the allowlist glob characters of a literal path, so that persisting it
+// allows that file and nothing else.
+func escapeGlob(p string) string {
+	if !strings.ContainsAny(p, `*?[\`) {
+		return p
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '*', '?', '[', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,179 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestSafeBins(t *testing.T) {
+	env := newTestEnv(t)
+	j := env.judge(t, ExecConfig{SafeBins: append(append([]string(nil), DefaultSafeBins...), "git", "yq", "xxd")})
+	cases := []struct {
+		cmd  string
+		safe bool
+	}{
+		{"ls -la /tmp", true},
+		{"cat README.md", true},
+		{"cat README.md > /dev/null", true},
+		{"cat README.md 2>/dev/null", true},
+		{"cat x > ~/.bashrc", false},
+		{"cat x >> notes.txt", false},
+		{"cat x > $OUT", false},
+		{"ls $HOME", false},
+		{"ls $(pwd)", false},
+		{"grep -rn TODO src", true},
+		{"grep -f patterns.txt file", true},
+		{"head -n 5 file", true},
+		{"tail -f log", true},
+		{"wc -l *.go", false},
+		{"wc -l ./*.go", true},
+		{"wc -l src/*.go", true},
+		{"sort *", false},
+		{"cat -- -*", false},
+		{"LC_ALL=C sort file", true},
+		{"RIPGREP_CONFIG_PATH=./x rg foo", false},
+		{"HOME=/tmp/x git log", false},
+		{"export RIPGREP_CONFIG_PATH=./x; rg foo", false},
+		{"set -a; X=1; rg foo", false},
+		{"env RIPGREP_CONFIG_PATH=./x rg foo", false},
+		{"curl x | xargs sed", false},
+		{"echo -i | xargs sed", false},
+		{"tree -R -H .", false},
+		{"sort -u file", true},
+		{"sort -k2 -t, file", true},
+		{"sort -o out.txt file", false},
+		{"sort -uo out.txt file", false},
+		{"sort --output=out.txt file", false},
+		{"sort --out=out.txt file", false},
+		{"sort --compress-program=sh file", false},
+		{"sort --files0-from=list", false},
+		{"uniq file", true},
+		{"uniq in out", false},
+		{"base64 file", true},
+		{"base64 -d file", true},
+		{"base64 -o out file", false},
+		{"base64 --output out file", false},
+		{"rg -n foo src", true},
+		{"rg --pre ./evil foo", false},
+		{"rg --pre=./evil foo", false},
+		{"rg --hostname-bin ./evil foo", false},
+		{"sed -n '1,5p' file", true},
+		{"sed 's/a/b/g' file", true},
+		{"sed -E 's|a|b|' file", true},
+		{"sed -e 's/a/b/' -e '/x/d' file", true},
+		{"sed -i 's/a/b/' file", false},
+		{"sed -ni 's/a/b/p' file", false},
+		{"sed --in-place 's/a/b/' file", false},
+		{"sed -f script.sed file", false},
+		{"sed 's/a/b/w out.txt' file", false},
+		{"sed 's/a/id/e' file", false},
+		{"sed 'w out.txt' file", false},
+		{"sed '1e rm -rf x' file", false},
+		{"sed -n '/x/{p;q}' file", true},
+		{"sed --sandbox 's/a/b/w out' file", true},
+		{"find . -name '*.go'", true},
+		{"find . -name '*.go' -print0", true},
+		{"find . -delete", false},
+		{"find . -exec rm {} +", false},
+		{"find . -fprint out", false},
+		{"find . -execdir sh -c x \\;", false},
+		{"jq .name package.json", true},
+		{"tr a-z A-Z", true},
+		{"tree -L 2", true},
+		{"tree -o out.txt", false},
+		{"date +%s", true},
+		{"date -s 2020-01-01", false},
+		{"date --set=2020-01-01", false},
+		{"diff a b", true},
+		{"file x", true},
+		{"file -C -m magic", false},
+		{"uname -a", true},
+		{"yq .a f.yaml", true},
+		{"yq -i .a=1 f.yaml", false},
+		{"xxd file", true},
+		{"xxd file out", false},
+		{"git status", true},
+		{"git log --oneline -5", true},
+		{"git diff HEAD~1", true},
+		{"git -C sub status", true},
+		{"git --no-pager log", true},
+		{"git branch", true},
+		{"git branch -a", true},
+		{"git branch newname", false},
+		{"git branch -D main", false},
+		{"git branch --list 'feat*'", true},
+		{"git tag", true},
+		{"git tag v1.0", false},
+		{"git remote -v", true},
+		{"git remote add x y", false},
+		{"git config --get user.name", true},
+		{"git config user.name x", false},
+		{"git stash list", true},
+		{"git stash", false},
+		{"git push", false},
+		{"git commit -m x", false},
+		{"git -c core.pager=sh log", false},
+		{"git --exec-path=/tmp log", false},
+		{"git diff --output=x", false},
+		{"git log --ext-diff", false},
+		{"git grep -O foo", false},
+		{"curl example.com", false},
+		{"awk '{print}' file", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.cmd, func(t *testing.T) {
+			got := j.Judge(CommandInput{Command: tc.cmd, Cwd: env.root})
+			safe := len(got.Segments) > 0
+			for _, s := range got.Segments {
+				if s.SatisfiedBy != SatisfiedSafeBin {
+					safe = false
+				}
+			}
+			if safe != tc.safe {
+				t.Fatalf("safe = %v, want %v (%+v)", safe, tc.safe, got.Segments)
+			}
+		})
+	}
+}
+
+func TestSafeBinTrust(t *testing.T) {
+	env := newTestEnv(t)
+	// A safe bin outside the trusted directories is not safe.
+	other := filepath.Join(env.root, "other")
+	env.exe(t, filepath.Join(other, "ls"))
+	j := env.judge(t, ExecConfig{Path: other + ":" + env.bin})
+	if got := j.Judge(CommandInput{Command: "ls"}); got.Segments[0].SatisfiedBy == SatisfiedSafeBin {
+		t.Fatal("untrusted ls is a safe bin")
+	}
+	// A trusted name that is a symlink to something else is not the safe bin.
+	if err := os.Remove(filepath.Join(env.bin, "cat")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(env.bin, "rm"), filepath.Join(env.bin, "cat")); err != nil {
+		t.Fatal(err)
+	}
+	j = env.judge(t, ExecConfig{})
+	if got := j.Judge(CommandInput{Command: "cat x"}); got.Segments[0].SatisfiedBy == SatisfiedSafeBin {
+		t.Fatal("cat -> rm is a safe bin")
+	}
+	// A symlink into an untrusted directory is not trusted either.
+	env.exe(t, filepath.Join(other, "wc"))
+	if err := os.Remove(filepath.Join(env.bin, "wc")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(other, "wc"), filepath.Join(env.bin, "wc")); err != nil {
+		t.Fatal(err)
+	}
+	if got := j.Judge(CommandInput{Command: "wc x"}); got.Segments[0].SatisfiedBy == SatisfiedSafeBin {
+		t.Fatal("wc -> untrusted dir is a safe bin")
+	}
+	// Not enabled: not safe. Windows-style paths: never.
+	j = env.judge(t, ExecConfig{SafeBins: []string{"cat"}})
+	if got := j.Judge(CommandInput{Command: "ls"}); got.Segments[0].SatisfiedBy != "" {
+		t.Fatal("ls is safe without being enabled")
+	}
+	if j.safeBin("ls", `C:\Windows\ls.exe`, "", nil) {
+		t.Fatal("safe bin on a Windows path")
+	}
+}

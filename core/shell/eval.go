@@ -1,0 +1,539 @@
+package shell
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"path"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// evalStmts works out what a list of statements writes to stdout, for the few commands whose
+// output follows from their arguments (echo, printf, cat of a heredoc, base64 -d, rev, tr, xxd
+// -r, pwd, dirname, basename). It never runs anything; ok is false when the output is unknown.
+func (w *walker) evalStmts(stmts []*syntax.Stmt, stdin stdinState) (string, bool) {
+	var out strings.Builder
+	for _, s := range stmts {
+		o, ok := w.evalStmt(s, stdin)
+		if !ok {
+			return "", false
+		}
+		out.WriteString(o)
+		if out.Len() > maxValue {
+			return "", false
+		}
+	}
+	return out.String(), true
+}
+
+func (w *walker) evalPipe(elems []*syntax.Stmt, stdin stdinState) (string, bool) {
+	in := stdin
+	var out string
+	for _, s := range elems {
+		o, ok := w.evalStmt(s, in)
+		if !ok {
+			return "", false
+		}
+		out = o
+		in = stdinState{kind: stdinKnown, text: o}
+	}
+	return out, true
+}
+
+func (w *walker) evalStmt(s *syntax.Stmt, stdin stdinState) (string, bool) {
+	if s == nil || !w.step() {
+		return "", false
+	}
+	for _, r := range s.Redirs {
+		fd := ""
+		if r.N != nil {
+			fd = r.N.Value
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			if fd == "" || fd == "0" {
+				stdin = w.heredoc(r)
+			}
+		case syntax.WordHdoc:
+			if fd == "" || fd == "0" {
+				t, ok := w.wordString(r.Word)
+				if !ok {
+					return "", false
+				}
+				stdin = stdinState{kind: stdinKnown, text: t + "\n"}
+			}
+		case syntax.RdrIn:
+			if fd == "" || fd == "0" {
+				return "", false
+			}
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob:
+			if fd == "" || fd == "1" || r.Op == syntax.RdrAll || r.Op == syntax.AppAll {
+				return "", false
+			}
+		}
+	}
+	switch c := s.Cmd.(type) {
+	case *syntax.CallExpr:
+		return w.evalCall(c, stdin)
+	case *syntax.BinaryCmd:
+		switch c.Op {
+		case syntax.Pipe, syntax.PipeAll:
+			o, ok := w.evalStmt(c.X, stdin)
+			if !ok {
+				return "", false
+			}
+			return w.evalStmt(c.Y, stdinState{kind: stdinKnown, text: o})
+		default:
+			x, ok := w.evalStmt(c.X, stdin)
+			if !ok {
+				return "", false
+			}
+			y, ok := w.evalStmt(c.Y, stdin)
+			return x + y, ok
+		}
+	case *syntax.Subshell:
+		return w.evalStmts(c.Stmts, stdin)
+	case *syntax.Block:
+		return w.evalStmts(c.Stmts, stdin)
+	}
+	return "", false
+}
+
+func (w *walker) evalCall(c *syntax.CallExpr, stdin stdinState) (string, bool) {
+	if len(c.Args) == 0 {
+		return "", len(c.Assigns) > 0
+	}
+	args := w.expandWords(c.Args, nil)
+	if len(args) == 0 {
+		return "", false
+	}
+	for _, a := range args {
+		if !a.Known || a.Pattern != "" {
+			return "", false
+		}
+	}
+	argv := make([]string, len(args))
+	for i, a := range args {
+		argv[i] = a.Value
+	}
+	in := func() (string, bool) {
+		if stdin.kind == stdinKnown {
+			return stdin.text, true
+		}
+		return "", false
+	}
+	switch Base(argv[0]) {
+	case "echo":
+		return evalEcho(argv[1:]), true
+	case "printf":
+		if len(argv) < 2 {
+			return "", false
+		}
+		a := argv[1:]
+		if a[0] == "--" {
+			a = a[1:]
+		}
+		if len(a) == 0 || a[0] == "-v" {
+			return "", false
+		}
+		return evalPrintf(a[0], a[1:]), true
+	case "cat":
+		for _, a := range argv[1:] {
+			if a != "-" && a != "-u" {
+				return "", false
+			}
+		}
+		return in()
+	case "base64":
+		dec := false
+		for _, a := range argv[1:] {
+			switch {
+			case a == "-d" || a == "--decode" || a == "-D" || a == "-di" || a == "-id":
+				dec = true
+			case a == "-i" || a == "--ignore-garbage" || strings.HasPrefix(a, "-w") || strings.HasPrefix(a, "--wrap"):
+			case a == "-":
+			default:
+				if !isDigits(a) {
+					return "", false
+				}
+			}
+		}
+		s, ok := in()
+		if !ok {
+			return "", false
+		}
+		if !dec {
+			return base64.StdEncoding.EncodeToString([]byte(s)) + "\n", true
+		}
+		return decodeBase64(s)
+	case "openssl":
+		if len(argv) >= 3 && (argv[1] == "base64" || argv[1] == "enc") && contains(argv[2:], "-d") {
+			s, ok := in()
+			if !ok {
+				return "", false
+			}
+			return decodeBase64(s)
+		}
+	case "rev":
+		if len(argv) > 1 {
+			return "", false
+		}
+		s, ok := in()
+		if !ok {
+			return "", false
+		}
+		return revLines(s), true
+	case "tr":
+		s, ok := in()
+		if !ok {
+			return "", false
+		}
+		return evalTr(argv[1:], s)
+	case "xxd":
+		rev, plain := false, false
+		for _, a := range argv[1:] {
+			switch a {
+			case "-r", "-revert":
+				rev = true
+			case "-p", "-ps", "-plain", "-postscript":
+				plain = true
+			case "-rp", "-pr", "-r-p":
+				rev, plain = true, true
+			default:
+				return "", false
+			}
+		}
+		s, ok := in()
+		if !ok || !rev || !plain {
+			return "", false
+		}
+		b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
+		if err != nil {
+			return "", false
+		}
+		return string(b), true
+	case "pwd":
+		if w.cwd == "" {
+			return "", false
+		}
+		return w.cwd + "\n", true
+	case "dirname":
+		if len(argv) != 2 {
+			return "", false
+		}
+		return path.Dir(argv[1]) + "\n", true
+	case "basename":
+		if len(argv) != 2 {
+			return "", false
+		}
+		return path.Base(argv[1]) + "\n", true
+	case "true", ":":
+		return "", true
+	}
+	return "", false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func decodeBase64(s string) (string, bool) {
+	clean := strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\n' || r == '\r' || r == '\t' {
+			return -1
+		}
+		return r
+	}, s)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(clean); err == nil {
+			return string(b), true
+		}
+	}
+	return "", false
+}
+
+func evalEcho(args []string) string {
+	newline, escapes := true, false
+	for len(args) > 0 {
+		a := args[0]
+		if len(a) < 2 || a[0] != '-' || strings.Trim(a[1:], "neE") != "" {
+			break
+		}
+		for _, c := range a[1:] {
+			switch c {
+			case 'n':
+				newline = false
+			case 'e':
+				escapes = true
+			case 'E':
+				escapes = false
+			}
+		}
+		args = args[1:]
+	}
+	s := strings.Join(args, " ")
+	if escapes {
+		var stop bool
+		s, stop = echoEscapes(s)
+		if stop {
+			return s
+		}
+	}
+	if newline {
+		s += "\n"
+	}
+	return s
+}
+
+// echoEscapes interprets echo -e and printf %b escapes; stop is true at \c.
+func echoEscapes(s string) (string, bool) {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s, false
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'c':
+			return b.String(), true
+		case '0':
+			v, n := parseBase(s[i+1:], 8, 3)
+			b.WriteByte(byte(v))
+			i += n
+		default:
+			consumed := escapeLen(s[i:])
+			if consumed == 0 {
+				b.WriteByte('\\')
+				b.WriteByte(s[i])
+				continue
+			}
+			b.WriteString(ansiC("\\" + s[i:i+consumed]))
+			i += consumed - 1
+		}
+	}
+	return b.String(), false
+}
+
+// escapeLen is how many bytes after a backslash one escape sequence uses.
+func escapeLen(s string) int {
+	if s == "" {
+		return 0
+	}
+	switch s[0] {
+	case 'a', 'b', 'e', 'E', 'f', 'n', 'r', 't', 'v', '\\':
+		return 1
+	case 'x':
+		_, n := parseBase(s[1:], 16, 2)
+		if n == 0 {
+			return 0
+		}
+		return 1 + n
+	case 'u', 'U':
+		width := 4
+		if s[0] == 'U' {
+			width = 8
+		}
+		_, n := parseBase(s[1:], 16, width)
+		if n == 0 {
+			return 0
+		}
+		return 1 + n
+	case '1', '2', '3', '4', '5', '6', '7':
+		_, n := parseBase(s, 8, 3)
+		return n
+	}
+	return 0
+}
+
+// evalPrintf implements the common printf directives.
+func evalPrintf(format string, args []string) string {
+	var b strings.Builder
+	for round := 0; round < 64; round++ {
+		used := 0
+		next := func() string {
+			if used < len(args) {
+				used++
+				return args[used-1]
+			}
+			return ""
+		}
+		for i := 0; i < len(format); i++ {
+			c := format[i]
+			if c == '\\' && i+1 < len(format) {
+				n := escapeLen(format[i+1:])
+				if format[i+1] == '0' {
+					v, m := parseBase(format[i+2:], 8, 3)
+					b.WriteByte(byte(v))
+					i += 1 + m
+					continue
+				}
+				if n > 0 {
+					b.WriteString(ansiC(format[i : i+1+n]))
+					i += n
+					continue
+				}
+				b.WriteByte(c)
+				continue
+			}
+			if c != '%' || i+1 >= len(format) {
+				b.WriteByte(c)
+				continue
+			}
+			j := i + 1
+			for j < len(format) && strings.IndexByte("-+ #0123456789.", format[j]) >= 0 {
+				j++
+			}
+			if j >= len(format) {
+				b.WriteString(format[i:])
+				break
+			}
+			switch format[j] {
+			case '%':
+				b.WriteByte('%')
+			case 's':
+				b.WriteString(next())
+			case 'b':
+				s, _ := echoEscapes(next())
+				b.WriteString(s)
+			case 'c':
+				if s := next(); s != "" {
+					_, n := utf8.DecodeRuneInString(s)
+					b.WriteString(s[:n])
+				}
+			case 'd', 'i', 'u':
+				n, _ := strconv.Atoi(strings.TrimSpace(next()))
+				b.WriteString(strconv.Itoa(n))
+			case 'x', 'X', 'o':
+				n, _ := strconv.Atoi(strings.TrimSpace(next()))
+				base := 16
+				if format[j] == 'o' {
+					base = 8
+				}
+				s := strconv.FormatInt(int64(n), base)
+				if format[j] == 'X' {
+					s = strings.ToUpper(s)
+				}
+				b.WriteString(s)
+			default:
+				b.WriteString(format[i : j+1])
+			}
+			i = j
+		}
+		if used == 0 || used >= len(args) {
+			break
+		}
+		args = args[used:]
+		if b.Len() > maxValue {
+			break
+		}
+	}
+	return b.String()
+}
+
+func revLines(s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		nl := strings.HasSuffix(l, "\n")
+		l = strings.TrimSuffix(l, "\n")
+		r := []rune(l)
+		for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+			r[i], r[j] = r[j], r[i]
+		}
+		b.WriteString(string(r))
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// evalTr implements tr SET1 SET2 and tr -d SET1 over bytes, with ranges and escapes.
+func evalTr(args []string, s string) (string, bool) {
+	del := false
+	if len(args) > 0 && args[0] == "-d" {
+		del = true
+		args = args[1:]
+	}
+	if del && len(args) == 1 {
+		set := trSet(args[0])
+		if set == nil {
+			return "", false
+		}
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			if strings.IndexByte(string(set), s[i]) < 0 {
+				b.WriteByte(s[i])
+			}
+		}
+		return b.String(), true
+	}
+	if del || len(args) != 2 {
+		return "", false
+	}
+	from, to := trSet(args[0]), trSet(args[1])
+	if from == nil || to == nil || len(to) == 0 {
+		return "", false
+	}
+	var m [256]int
+	for i := range m {
+		m[i] = -1
+	}
+	for i, c := range from {
+		j := i
+		if j >= len(to) {
+			j = len(to) - 1
+		}
+		m[c] = int(to[j])
+	}
+	out := []byte(s)
+	for i, c := range out {
+		if m[c] >= 0 {
+			out[i] = byte(m[c])
+		}
+	}
+	return string(out), true
+}
+
+func trSet(spec string) []byte {
+	if strings.Contains(spec, "[:") || strings.Contains(spec, "[=") || strings.Contains(spec, "*") {
+		return nil
+	}
+	var raw []byte
+	for i := 0; i < len(spec); i++ {
+		if spec[i] == '\\' && i+1 < len(spec) {
+			n := escapeLen(spec[i+1:])
+			if n > 0 {
+				raw = append(raw, ansiC(spec[i:i+1+n])...)
+				i += n
+				continue
+			}
+			i++
+		}
+		raw = append(raw, spec[i])
+	}
+	var out []byte
+	for i := 0; i < len(raw); i++ {
+		if i+2 < len(raw) && raw[i+1] == '-' && raw[i] <= raw[i+2] {
+			for c := int(raw[i]); c <= int(raw[i+2]); c++ {
+				out = append(out, byte(c))
+			}
+			i += 2
+			continue
+		}
+		out = append(out, raw[i])
+	}
+	return out
+}

@@ -1,0 +1,91 @@
+package shell
+
+import (
+	"strings"
+	"testing"
+)
+
+var fuzzSeeds = []string{
+	"ls -la /tmp",
+	"cd /repo && git status && ls -la | grep foo ; echo done || true",
+	`bash -lc "ls /tmp && cat x"`,
+	"rm -rf /",
+	"echo cm0gLXJmIC8= | base64 -d | sh",
+	":(){ :|:& };:",
+	`python3 -c 'import os; os.system("rm -rf /")'`,
+	"powershell -enc UgBlAG0AbwB2AGUALQBJAHQAZQBtACAALQBSAGUAYwB1AHIAcwBlACAAQwA6AFwA",
+	`cmd /c "rd /s /q C:\"`,
+	"X=/; rm -rf $X",
+	"rm${IFS}-rf${IFS}/",
+	"{rm,-rf,/}",
+	"find / -exec rm -rf {} +",
+	"for d in /tmp /; do rm -rf $d; done",
+	"f() { rm -rf \"$1\"; }; f /",
+	"sudo env nice timeout 3 bash -c 'eval \"$X\"'",
+	"cat <<EOF | sh\nrm -rf /\nEOF",
+	"ssh -o ProxyCommand='nc %h %p' host 'rm -rf ~'",
+	"echo / | xargs -I{} rm -rf {}",
+	"a $'\\x41' ${X:-d} ${X/a/b} ${#X} ${X:1:2} $((1+2)) <(b) >(c)",
+	"set -- a b; printf '%s %b\\n' \"$@\"",
+	"git -c alias.x='!ls' x; PAGER=less git log",
+	"awk 'BEGIN { print \"x\" | \"sh\" }'",
+	"echo \"unbalanced",
+	"ls \\\n-la",
+	"time ls -la",
+	"export a=b c",
+	"%1 x,y a:b @x +y",
+	"a=b=c d",
+	"a  &&   b ;c|d   ||e",
+	"x 'a b' \"c d\" e'f'\"g\"",
+}
+
+func FuzzAnalyze(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s, "/repo")
+	}
+	f.Fuzz(func(t *testing.T, cmd, cwd string) {
+		an := Analyze(cmd, Options{Cwd: cwd, Home: "/home/u"})
+		if an.OK && (!an.Parsed || an.Incomplete || len(an.Problems) > 0) {
+			t.Fatalf("OK with parsed=%v incomplete=%v problems=%q", an.Parsed, an.Incomplete, an.Problems)
+		}
+		if !an.OK && len(an.Problems) == 0 {
+			t.Fatal("not OK without a problem")
+		}
+		judged := 0
+		for _, s := range an.Segments {
+			if s == nil {
+				t.Fatal("nil segment")
+			}
+			if s.Judged {
+				judged++
+			}
+			if s.Kind != KindRedirect && len(s.Args) == 0 {
+				t.Fatalf("segment without args: %+v", s)
+			}
+			for _, a := range s.Args {
+				if a.Prefix > len(a.Value) {
+					t.Fatalf("prefix %d beyond value %q", a.Prefix, a.Value)
+				}
+			}
+		}
+		if fast, ok := fastPrint(cmd); ok && an.Parsed {
+			if f, err := parse(cmd); err == nil {
+				if printed := printFile(f, hasBackground(f)); printed != fast {
+					t.Fatalf("fastPrint(%q) = %q, the printer says %q", cmd, fast, printed)
+				}
+			}
+		}
+		if an.OK && judged == 0 {
+			t.Fatal("OK with nothing judged")
+		}
+		// Known printer quirks of mvdan.cc/sh v3.14 (display only): form feeds and other
+		// controls are blanks to it, and "$`…`" prints as "$$(…)".
+		if an.Parsed && !strings.Contains(cmd, "$`") &&
+			!strings.ContainsFunc(cmd, func(r rune) bool { return r < ' ' && r != '\n' && r != '\t' }) {
+			// The printed form parses again.
+			if again := Analyze(an.Normalized, Options{Cwd: cwd}); !again.Parsed && len(an.Normalized) < maxInput {
+				t.Fatalf("normalized form %q does not parse: %q", an.Normalized, again.Problems)
+			}
+		}
+	})
+}

@@ -1,0 +1,600 @@
+package shell
+
+import (
+	"strings"
+)
+
+// maybeInterpreter is a cheap first check for interpreter.
+func maybeInterpreter(base string) bool {
+	if base == "" {
+		return false
+	}
+	switch base[0] {
+	case 'p', 'r', 'j', 'n', 'd', 'l', 'a', 'g', 'm', 'o':
+		return true
+	}
+	return false
+}
+
+// interpreter names the language of an interpreter command ("" when base is not one).
+func interpreter(base string, args []Arg) string {
+	switch {
+	case versioned(base, "python") || versioned(base, "pypy") || versioned(base, "pypy3"):
+		return "python"
+	case versioned(base, "perl"):
+		return "perl"
+	case versioned(base, "ruby") || base == "jruby":
+		return "ruby"
+	case base == "node" || base == "nodejs":
+		return "javascript"
+	case base == "deno":
+		if len(args) > 1 && args[1].Value == "eval" {
+			return "javascript"
+		}
+		if args == nil {
+			return "javascript"
+		}
+	case versioned(base, "php"):
+		return "php"
+	case versioned(base, "lua") || base == "luajit":
+		return "lua"
+	case base == "awk" || base == "gawk" || base == "mawk" || base == "nawk":
+		return "awk"
+	case base == "rscript":
+		return "r"
+	case base == "osascript":
+		return "applescript"
+	case base == "julia":
+		return "julia"
+	}
+	return ""
+}
+
+// versioned matches name, name3, name3.12, name-3.12.
+func versioned(base, name string) bool {
+	if !strings.HasPrefix(base, name) {
+		return false
+	}
+	rest := strings.TrimPrefix(base[len(name):], "-")
+	for i := 0; i < len(rest); i++ {
+		if !(rest[i] >= '0' && rest[i] <= '9' || rest[i] == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// interpreter records an interpreter command and looks inside its inline program for the
+// shell commands and recursive deletes it would run.
+func (w *walker) interpreter(lang string, args []Arg) {
+	code, hasCode, hasFile := extractCode(lang, args)
+	if !hasCode && !hasFile {
+		text, kind := w.stdinText()
+		switch kind {
+		case stdinKnown:
+			code, hasCode = text, true
+		case stdinPipe:
+			w.problem("%s runs a program piped in from a command whose output is unknown", Base(args[0].Value))
+		}
+	}
+	s := w.emit(args, KindCommand)
+	if !hasCode {
+		return
+	}
+	s.Lang, s.Code = lang, code
+	w.interpCode(lang, code, 0)
+}
+
+// extractCode finds the inline program of an interpreter command line.
+func extractCode(lang string, args []Arg) (code string, hasCode, hasFile bool) {
+	var codes []string
+	add := func(s string) { codes = append(codes, s) }
+	// flagsWithArg take an argument (attached or the next word); codeFlags introduce code.
+	var flagsWithArg, codeFlags string
+	var longCode []string
+	switch lang {
+	case "python":
+		flagsWithArg, codeFlags = "WXm", "c"
+	case "perl":
+		flagsWithArg, codeFlags = "IMmxilF0Cd", "eE"
+	case "ruby":
+		flagsWithArg, codeFlags = "rICEFiKxW0T", "e"
+	case "javascript":
+		flagsWithArg, codeFlags = "r", "ep"
+		longCode = []string{"--eval", "--print"}
+		if len(args) > 1 && args[1].Value == "eval" {
+			// deno eval [options] CODE
+			for _, a := range args[2:] {
+				if !strings.HasPrefix(a.Value, "-") {
+					return a.Value, true, false
+				}
+			}
+			return "", false, false
+		}
+	case "php":
+		flagsWithArg, codeFlags = "dcfzt", "rBRE"
+	case "lua":
+		flagsWithArg, codeFlags = "l", "e"
+	case "r", "applescript":
+		flagsWithArg, codeFlags = "l", "e"
+	case "julia":
+		flagsWithArg, codeFlags = "LJp", "eE"
+	case "awk":
+		return awkProgram(args)
+	}
+	for i := 1; i < len(args); i++ {
+		v := args[i].Value
+		if v == "--" || v == "-" {
+			break
+		}
+		if strings.HasPrefix(v, "--") {
+			name, val, hasVal := strings.Cut(v, "=")
+			if hasName(longCode, name) {
+				if hasVal {
+					add(val)
+				} else if i+1 < len(args) {
+					i++
+					add(args[i].Value)
+				}
+			}
+			if name == "--require" || name == "--import" || name == "--input-type" && !hasVal {
+				i++
+			}
+			continue
+		}
+		if !strings.HasPrefix(v, "-") || len(v) < 2 {
+			if len(codes) == 0 {
+				hasFile = true
+			}
+			break
+		}
+		if lang == "python" && v == "-m" {
+			hasFile = true
+			break
+		}
+	cluster:
+		for j := 1; j < len(v); j++ {
+			c := v[j]
+			switch {
+			case strings.IndexByte(codeFlags, c) >= 0:
+				if rest := v[j+1:]; rest != "" {
+					add(rest)
+				} else if i+1 < len(args) {
+					i++
+					add(args[i].Value)
+				}
+				break cluster
+			case lang == "perl" && (c == 'l' || c == '0' || c == 'C'):
+				// Optional attached digits, then more flags (-le, -0777ne).
+				for j+1 < len(v) && v[j+1] >= '0' && v[j+1] <= '9' {
+					j++
+				}
+			case strings.IndexByte(flagsWithArg, c) >= 0:
+				if j+1 == len(v) && (lang == "python" || lang == "javascript" || lang == "lua" || lang == "php" || c == 'I' || c == 'r') {
+					i++
+				}
+				if lang == "python" && c == 'm' {
+					hasFile = true
+				}
+				break cluster
+			}
+		}
+		if hasFile {
+			break
+		}
+	}
+	if len(codes) == 0 {
+		return "", false, hasFile
+	}
+	return strings.Join(codes, "\n"), true, false
+}
+
+func awkProgram(args []Arg) (string, bool, bool) {
+	for i := 1; i < len(args); i++ {
+		v := args[i].Value
+		switch {
+		case v == "--":
+			if i+1 < len(args) {
+				return args[i+1].Value, true, false
+			}
+			return "", false, false
+		case v == "-f" || strings.HasPrefix(v, "--file"):
+			return "", false, true
+		case v == "-e" || v == "--source":
+			if i+1 < len(args) {
+				return args[i+1].Value, true, false
+			}
+		case strings.HasPrefix(v, "--source="):
+			return v[len("--source="):], true, false
+		case v == "-F" || v == "-v" || v == "--field-separator" || v == "--assign":
+			i++
+		case strings.HasPrefix(v, "-") && len(v) > 1:
+		default:
+			return v, true, false
+		}
+	}
+	return "", false, false
+}
+
+// Calls in interpreter code that run a shell command line or an argv.
+func execCall(name string) bool {
+	switch name {
+	case "system", "popen", "popen2", "popen3", "popen4", "exec", "execl", "execle", "execlp", "execlpe",
+		"execv", "execve", "execvp", "execvpe", "spawn", "spawnl", "spawnlp", "spawnv", "spawnvp", "spawnSync",
+		"execSync", "execFile", "execFileSync", "run", "call", "check_call", "check_output", "getoutput",
+		"getstatusoutput", "Popen", "shell_exec", "passthru", "proc_open", "capture2", "capture2e", "capture3",
+		"pipeline", "execute", "system2", "posix_spawn", "posix_spawnp", "create_subprocess_shell",
+		"create_subprocess_exec", "spawn_sync", "execa", "execaSync", "execaCommand", "execaCommandSync", "sh", "bash":
+		return true
+	}
+	return false
+}
+
+// argvCall reports the calls that take a program and its arguments, not a command line.
+func argvCall(name string) bool {
+	return strings.HasPrefix(name, "execl") || strings.HasPrefix(name, "execv") || strings.HasPrefix(name, "execFile") ||
+		strings.HasPrefix(name, "posix_spawn") || name == "spawnl" || name == "spawnlp" || name == "spawnv" ||
+		name == "spawnvp" || name == "create_subprocess_exec"
+}
+
+// Calls that delete a directory tree.
+func deleteCall(name string) bool {
+	switch name {
+	case "rmtree", "rm_rf", "rm_r", "remove_tree", "rmSync", "rmdirSync", "rimraf", "removeSync",
+		"remove_dir", "remove_entry", "remove_entry_secure", "rm", "rmdir", "emptyDirSync", "remove":
+		return true
+	}
+	return false
+}
+
+// Calls whose argument is code of the same language.
+func codeEvalCall(lang, name string, dotted bool) bool {
+	if dotted {
+		return false
+	}
+	switch name {
+	case "eval", "instance_eval", "class_eval":
+		return true
+	case "exec", "compile":
+		return lang == "python"
+	}
+	return false
+}
+
+type codeTok struct {
+	kind byte // 'i' identifier (dotted), 's' string, 'b' command string (backticks, qx, %x), 'p' punctuation
+	s    string
+}
+
+// tokenizeCode splits a one-liner of a C-like scripting language into identifiers, strings and
+// punctuation. It is deliberately forgiving: the goal is to find string literals handed to
+// system()-like calls, not to parse the language.
+func tokenizeCode(code string) []codeTok {
+	var toks []codeTok
+	for i := 0; i < len(code) && len(toks) < 4096; {
+		c := code[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\r':
+			i++
+		case c == '\n':
+			toks = append(toks, codeTok{'p', ";"})
+			i++
+		case c == '"' || c == '\'':
+			if strings.HasPrefix(code[i:], `"""`) || strings.HasPrefix(code[i:], `'''`) {
+				end := strings.Index(code[i+3:], code[i:i+3])
+				if end < 0 {
+					toks = append(toks, codeTok{'s', code[i+3:]})
+					i = len(code)
+					continue
+				}
+				toks = append(toks, codeTok{'s', code[i+3 : i+3+end]})
+				i += 6 + end
+				continue
+			}
+			s, n := readQuoted(code[i:], c)
+			toks = append(toks, codeTok{'s', s})
+			i += n
+		case c == '`':
+			s, n := readQuoted(code[i:], '`')
+			toks = append(toks, codeTok{'b', s})
+			i += n
+		case c == '%' && i+2 < len(code) && code[i+1] == 'x' && strings.IndexByte("({[</|!", code[i+2]) >= 0:
+			s, n := readDelimited(code[i+2:])
+			toks = append(toks, codeTok{'b', s})
+			i += 2 + n
+		case c == '_' || c == '$' || c == '.' || c == '@' || c == ':' && i+1 < len(code) && code[i+1] == ':' ||
+			c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			j := i
+			for j < len(code) {
+				d := code[j]
+				if d == '_' || d == '$' || d == '.' || d == '@' || d >= 'a' && d <= 'z' || d >= 'A' && d <= 'Z' || d >= '0' && d <= '9' {
+					j++
+					continue
+				}
+				if d == ':' && j+1 < len(code) && code[j+1] == ':' {
+					j += 2
+					continue
+				}
+				break
+			}
+			if j == i {
+				j = i + 1
+			}
+			id := code[i:j]
+			if id == "qx" && j < len(code) && strings.IndexByte("({[</|!", code[j]) >= 0 {
+				s, n := readDelimited(code[j:])
+				toks = append(toks, codeTok{'b', s})
+				i = j + n
+				continue
+			}
+			toks = append(toks, codeTok{'i', id})
+			i = j
+		default:
+			toks = append(toks, codeTok{'p', code[i : i+1]})
+			i++
+		}
+	}
+	return toks
+}
+
+// readQuoted reads a quoted string starting at s[0] == q, decoding common escapes.
+func readQuoted(s string, q byte) (string, int) {
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if c == q {
+			return b.String(), i + 1
+		}
+		if c == '\\' && i+1 < len(s) {
+			i++
+			switch s[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'x':
+				if v, n := parseBase(s[i+1:], 16, 2); n == 2 {
+					b.WriteByte(byte(v))
+					i += 2
+					continue
+				}
+				b.WriteString(`\x`)
+			default:
+				b.WriteByte(s[i])
+			}
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), len(s)
+}
+
+// readDelimited reads qx{…}, %x(…) and friends starting at the opening delimiter.
+func readDelimited(s string) (string, int) {
+	open := s[0]
+	closeCh := open
+	switch open {
+	case '(':
+		closeCh = ')'
+	case '{':
+		closeCh = '}'
+	case '[':
+		closeCh = ']'
+	case '<':
+		closeCh = '>'
+	}
+	depth := 1
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case closeCh:
+			depth--
+			if depth == 0 {
+				return s[1:i], i + 1
+			}
+		case open:
+			if open != closeCh {
+				depth++
+			}
+		}
+	}
+	return s[1:], len(s)
+}
+
+// interpCode looks at interpreter code for shell commands and recursive deletes, and hands
+// them to the floor.
+func (w *walker) interpCode(lang, code string, depth int) {
+	if depth > 3 || code == "" || !w.step() {
+		return
+	}
+	toks := tokenizeCode(code)
+	c := w.floorOnly(lang)
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		switch t.kind {
+		case 'b':
+			c.script(lang+" `…`", t.s, nil, true)
+			continue
+		case 's':
+			// awk: print | "cmd", "cmd" | getline; AppleScript: do shell script "cmd".
+			if lang == "awk" && (i > 0 && toks[i-1].s == "|" || i+1 < len(toks) && toks[i+1].s == "|") {
+				c.script("awk pipe", t.s, nil, true)
+			}
+			if lang == "applescript" && i >= 1 && toks[i-1].kind == 'i' && strings.HasSuffix(toks[i-1].s, "script") {
+				c.script("do shell script", t.s, nil, true)
+			}
+			continue
+		case 'i':
+		default:
+			continue
+		}
+		name := t.s
+		dotted := strings.ContainsAny(name, ".:")
+		if k := strings.LastIndexAny(name, ".:"); k >= 0 {
+			name = name[k+1:]
+		}
+		if name == "" || i+1 >= len(toks) || !execCall(name) && !deleteCall(name) && !codeEvalCall(lang, name, dotted) {
+			continue
+		}
+		var callArgs [][]codeTok
+		next := toks[i+1]
+		switch {
+		case next.kind == 'p' && next.s == "(":
+			var end int
+			callArgs, end = splitCallArgs(toks, i+1)
+			i = end
+		case next.kind == 's' || next.kind == 'b':
+			// Perl and Ruby calls without parentheses: system "rm", "-rf", "/".
+			j := i + 1
+			var cur []codeTok
+			for ; j < len(toks); j++ {
+				if toks[j].kind == 'p' && (toks[j].s == ";" || toks[j].s == "}") {
+					break
+				}
+				if toks[j].kind == 'p' && toks[j].s == "," {
+					callArgs = append(callArgs, cur)
+					cur = nil
+					continue
+				}
+				cur = append(cur, toks[j])
+			}
+			callArgs = append(callArgs, cur)
+			i = j - 1
+		default:
+			continue
+		}
+		if len(callArgs) == 0 {
+			continue
+		}
+		switch {
+		case codeEvalCall(lang, name, dotted):
+			if s, ok := argString(callArgs[0]); ok {
+				w.interpCode(lang, s, depth+1)
+			}
+		case deleteCall(name):
+			if (name == "rm" || name == "remove" || name == "rmdir") && !hasIdent(callArgs, "recursive") && !hasIdent(callArgs, "rf") {
+				continue
+			}
+			if p, ok := argString(callArgs[0]); ok && p != "" {
+				if (p == "~" || strings.HasPrefix(p, "~/")) && c.home != "" {
+					p = c.home + p[1:]
+				}
+				c.emit([]Arg{lit("rm"), lit("-r"), {Value: p, Raw: p, Known: true, Prefix: len(p)}}, KindCommand).Origin = lang + " " + name
+			}
+		case execCall(name):
+			if lang == "python" && name == "exec" && !dotted {
+				continue
+			}
+			if list, ok := argList(callArgs[0]); ok {
+				c.argv(lang+" "+name, list)
+				continue
+			}
+			var strs []string
+			for _, a := range callArgs {
+				if l, ok := argList(a); ok {
+					strs = append(strs, l...)
+				} else if s, ok := argString(a); ok {
+					strs = append(strs, s)
+				}
+			}
+			if len(strs) == 0 {
+				continue
+			}
+			shellForm := len(strs) == 1 && !argvCall(name)
+			if shellForm {
+				c.script(lang+" "+name, strs[0], nil, true)
+				if len(strs) > 1 && (name == "spawn" || name == "execFile" || name == "execFileSync" || name == "spawnSync") {
+					c.argv(lang+" "+name, strs)
+				}
+			} else {
+				c.argv(lang+" "+name, strs)
+			}
+		}
+	}
+}
+
+func hasIdent(args [][]codeTok, id string) bool {
+	for _, a := range args {
+		for _, t := range a {
+			if (t.kind == 'i' || t.kind == 's') && strings.Contains(t.s, id) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// argv dispatches a literal argv found in interpreter code.
+func (w *walker) argv(label string, list []string) {
+	if len(list) == 0 {
+		return
+	}
+	args := make([]Arg, len(list))
+	for i, s := range list {
+		args[i] = lit(s)
+	}
+	if c := w.deeper(label); c != nil {
+		c.dispatch(args)
+	}
+}
+
+// splitCallArgs splits the arguments of the call whose "(" is at toks[open]; it returns them
+// and the index of the closing ")".
+func splitCallArgs(toks []codeTok, open int) ([][]codeTok, int) {
+	var out [][]codeTok
+	var cur []codeTok
+	depth := 0
+	for i := open; i < len(toks); i++ {
+		t := toks[i]
+		if t.kind == 'p' {
+			switch t.s {
+			case "(", "[", "{":
+				depth++
+				if depth == 1 {
+					continue
+				}
+			case ")", "]", "}":
+				depth--
+				if depth == 0 {
+					return append(out, cur), i
+				}
+			case ",":
+				if depth == 1 {
+					out = append(out, cur)
+					cur = nil
+					continue
+				}
+			}
+		}
+		cur = append(cur, t)
+	}
+	return append(out, cur), len(toks) - 1
+}
+
+// argString concatenates the string literals of one call argument ("rm -rf " + "/").
+func argString(arg []codeTok) (string, bool) {
+	var b strings.Builder
+	ok := false
+	for _, t := range arg {
+		if t.kind == 's' || t.kind == 'b' {
+			b.WriteString(t.s)
+			ok = true
+		}
+	}
+	return b.String(), ok
+}
+
+// argList returns the strings of a list or tuple argument (["rm", "-rf", "/"]).
+func argList(arg []codeTok) ([]string, bool) {
+	if len(arg) == 0 || arg[0].kind != 'p' || (arg[0].s != "[" && arg[0].s != "(") {
+		return nil, false
+	}
+	var out []string
+	for _, t := range arg[1:] {
+		if t.kind == 's' {
+			out = append(out, t.s)
+		}
+	}
+	return out, len(out) > 0
+}

@@ -1,0 +1,435 @@
+// Package shell analyses a shell command line the way a shell would execute it, on the parser of
+// mvdan.cc/sh/v3/syntax: it finds every command that runs (chains, pipes, subshells, command and
+// process substitutions, heredocs, function bodies), unwraps shell wrappers (bash -c …), dispatch
+// wrappers (sudo, env, xargs, npx, …) and the literal scripts handed to eval, pipes into sh,
+// remote shells and interpreters, and reports each command as a Segment.
+//
+// The analysis never executes anything. What it cannot resolve statically (a variable in
+// command position, eval of a non-literal, a script piped in from an unknown source, an
+// unknown wrapper option) is reported as a Problem, and a caller must then fail closed.
+// Values it can work out (literal assignments, $(echo …), base64 -d, $HOME, the cd chain) are
+// used so that the hardline floor sees through the usual obfuscations.
+package shell
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// MaxPolicyDepth is how many wrappers deep a command may sit and still be judged; deeper
+// nesting makes the analysis not-ok.
+const MaxPolicyDepth = 3
+
+// Limits that bound the work done on hostile input. Exceeding one sets Analysis.Incomplete.
+const (
+	maxDepth     = 16      // nested scripts/wrappers followed for the floor
+	maxSegments  = 4096    // segments recorded
+	maxSteps     = 1 << 14 // statements, evaluations and nested scripts visited
+	maxValue     = 1 << 16 // bytes of an evaluated value or output
+	maxBraces    = 256     // words a brace expansion may produce
+	maxLoopItems = 16      // items of a for loop over known words judged one by one
+	maxReplays   = 64      // function bodies replayed with their call's arguments
+	maxInput     = 1 << 20 // bytes of a command line analysed
+)
+
+// Options configure one analysis.
+type Options struct {
+	// Cwd is the directory the command runs in; "" when unknown.
+	Cwd string
+	// Home is the home directory of the user the command runs as; "" when unknown.
+	Home string
+}
+
+// Analysis is the result of analysing one command line.
+type Analysis struct {
+	// OK is true when every executed command was found and nothing was left unresolved.
+	OK bool
+	// Problems say why OK is false, in the order found.
+	Problems []string
+	// Normalized is the command as the parser prints it (on one line where the syntax
+	// allows), or the raw input when it does not parse.
+	Normalized string
+	// Parsed is false when the input is not valid shell syntax.
+	Parsed bool
+	// Incomplete is true when a limit stopped the analysis before it saw everything (the
+	// input is too large or too deeply nested): nothing about it may be trusted.
+	Incomplete bool
+	// Segments are every command found, judged ones and floor-only ones.
+	Segments []*Segment
+	// ForkBombs describe self-replicating shell functions found.
+	ForkBombs []string
+	// EnvExported is set when the command line exports a variable (other than locale and
+	// terminal settings) to the programs it runs: export, declare -x, set -a. Tools read their
+	// configuration from the environment, so no command of it is a safe bin.
+	EnvExported bool
+
+	st *state // the memory this analysis came from, for Release
+}
+
+// Release gives the analysis's memory back for reuse by a later Analyze. Neither the Analysis
+// nor its Segments may be used afterwards (strings and slices copied out of them may).
+func (an *Analysis) Release() {
+	st := an.st
+	if st == nil {
+		return
+	}
+	an.st = nil
+	statePool.Put(st)
+}
+
+// Kind says what a segment runs.
+type Kind uint8
+
+const (
+	// KindCommand runs an executable found by name or path.
+	KindCommand Kind = iota
+	// KindBuiltin runs a shell builtin (cd, export, test, …).
+	KindBuiltin
+	// KindFunction calls a function declared earlier in the same command line.
+	KindFunction
+	// KindRedirect is a redirection with no command (`> file`).
+	KindRedirect
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindBuiltin:
+		return "builtin"
+	case KindFunction:
+		return "function"
+	case KindRedirect:
+		return "redirect"
+	}
+	return "command"
+}
+
+// Segment is one command that runs.
+type Segment struct {
+	Args []Arg
+	Kind Kind
+	// Benign is set on builtins that only change the shell's own state (cd, export, test);
+	// builtins like source, hash or alias are not benign.
+	Benign bool
+	// Wrappers are the wrappers unwrapped to reach this command, outermost first
+	// ("sudo", "bash -c", "xargs", …).
+	Wrappers []string
+	// Env are the NAME=value assignments made for this command (prefix and env wrapper).
+	Env []string
+	// Writes are the files this command writes through redirections.
+	Writes []Write
+	// Cwd is the directory it runs in ("" unknown), Home the home directory it sees.
+	Cwd, Home string
+	// Judged is true for commands that run on this host as part of the command line. Floor-only
+	// segments (Judged false) come from remote shells, interpreter strings, replays with known
+	// loop values and error recovery; the floor and deny rules see them, the allowlist does not.
+	Judged bool
+	// Origin says where a floor-only segment was found ("ssh", "python -c", …).
+	Origin string
+	// Windows marks a cmd.exe or PowerShell statement: Args hold its raw tokens.
+	Windows bool
+	// Lang and Code are an interpreter's inline program (python -c, perl -e, awk '…').
+	Lang, Code string
+	// LocalBins is a directory, relative to Cwd, the resolver looks in first (npx and
+	// friends: "node_modules/.bin"; uv: ".venv/bin").
+	LocalBins string
+	// Pipe numbers the pipeline the segment belongs to (0: none); PipePos is its place in it.
+	Pipe, PipePos int
+	// MoreArgs is set when the command receives arguments that are not written in the
+	// command line (xargs appending words read from an unknown input).
+	MoreArgs bool
+
+	base string // Base(Name()), computed once
+}
+
+// Arg is one argument after expansion.
+type Arg struct {
+	// Value is the best-effort value: expansions that could not be evaluated count as empty.
+	Value string
+	// Raw is the word as written with quotes removed but backslashes kept (the view cmd.exe
+	// and PowerShell have of it).
+	Raw string
+	// Pattern is set when the word has active glob characters: Value as a pattern for
+	// path.Match, with quoted metacharacters escaped.
+	Pattern string
+	// Static is true for plain literal text: no expansion of any kind.
+	Static bool
+	// Known is true when every expansion was evaluated (Value is exact).
+	Known bool
+	// Prefix is the length of Value before the first expansion that could not be evaluated.
+	Prefix int
+
+	proc *syntax.ProcSubst // the word is exactly one process substitution
+}
+
+// Write is a file written through a redirection.
+type Write struct {
+	// Target is the file as written (expanded where possible).
+	Target string
+	// Known is false when the target could not be worked out.
+	Known bool
+}
+
+// Name is the command as written (argv[0]), or "" for a bare redirection.
+func (s *Segment) Name() string {
+	if len(s.Args) == 0 {
+		return ""
+	}
+	return s.Args[0].Value
+}
+
+// Base is Base(Name()): the command name without directory, lower-cased, without a Windows
+// executable extension.
+func (s *Segment) Base() string {
+	if s.base == "" && len(s.Args) > 0 {
+		s.base = Base(s.Args[0].Value)
+	}
+	return s.base
+}
+
+// Argv returns the argument values.
+func (s *Segment) Argv() []string {
+	out := make([]string, len(s.Args))
+	for i := range s.Args {
+		out[i] = s.Args[i].Value
+	}
+	return out
+}
+
+// Static reports whether every argument is plain literal text.
+func (s *Segment) Static() bool {
+	for i := range s.Args {
+		if !s.Args[i].Static {
+			return false
+		}
+	}
+	return true
+}
+
+// WritesFiles reports whether the segment writes anything but /dev/null and the standard
+// streams through a redirection.
+func (s *Segment) WritesFiles() bool {
+	for _, w := range s.Writes {
+		if !w.Known || !harmlessWrite(w.Target) {
+			return true
+		}
+	}
+	return false
+}
+
+func harmlessWrite(t string) bool {
+	switch t {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2":
+		return true
+	}
+	return false
+}
+
+// state is everything one analysis allocates up front, in one allocation: the Analysis it
+// returns, the walker and room for the first segments and arguments.
+type state struct {
+	an   Analysis
+	sh   shared
+	w    walker
+	segs [4]Segment
+	ptrs [8]*Segment
+	args [16]Arg
+}
+
+var statePool = sync.Pool{New: func() any { return new(state) }}
+
+// Analyze parses and analyses a command line.
+func Analyze(cmd string, opts Options) *Analysis {
+	st := statePool.Get().(*state)
+	*st = state{}
+	an := &st.an
+	an.st = st
+	st.sh.slab = st.segs[:]
+	st.sh.argArena = st.args[:]
+	an.Segments = st.ptrs[:0]
+	if len(cmd) > maxInput {
+		an.Normalized = cmd
+		an.Incomplete = true
+		an.problem("the command is larger than %d bytes", maxInput)
+		return an
+	}
+	if strings.IndexByte(cmd, 0) >= 0 {
+		an.problem("the command contains a NUL byte")
+	}
+	if hasLineContinuation(cmd) {
+		an.problem("line continuation (backslash-newline)")
+	}
+	w := newWalker(&st.w, &st.sh, an, opts)
+	f, err := parse(cmd)
+	if err != nil {
+		an.Normalized = cmd
+		an.problem("does not parse as shell: %v", err)
+		// Bash would refuse to run it too, but cmd.exe and PowerShell would not: let the floor
+		// look at what can be recovered and at the Windows reading of the text.
+		w.judged = false
+		w.origin = "recovered"
+		if rf := parseRecover(cmd); rf != nil {
+			w.walkStmts(rf.Stmts)
+		}
+		w.windowsScript(cmd, "raw")
+	} else {
+		an.Parsed = true
+		w.walkStmts(f.Stmts)
+		if out, ok := fastPrint(cmd); ok {
+			an.Normalized = out // what the printer would print, without printing
+		} else {
+			an.Normalized = printFile(f, w.sh.background || an.Incomplete)
+		}
+		judged := 0
+		for _, s := range an.Segments {
+			if s.Judged {
+				judged++
+			}
+		}
+		if judged == 0 {
+			an.problem("empty command: nothing to run")
+		}
+	}
+	an.OK = len(an.Problems) == 0 && !an.Incomplete
+	return an
+}
+
+// fastPrint prints, without the syntax printer, a command made only of plain words, quoted
+// strings without expansions and the operators &&, ||, | and ; between simple commands: the
+// printer's output for those is fully determined (single spaces, "a && b", "a | b", "a; b").
+// ok is false for anything else. The fuzz test checks it against the printer.
+func fastPrint(s string) (string, bool) {
+	if s == "" || len(s) > 4096 {
+		return "", false
+	}
+	var out []byte // nil while the output equals a prefix of s
+	n := 0         // length of the output so far
+	emit := func(t string) {
+		if out == nil {
+			if n+len(t) <= len(s) && s[n:n+len(t)] == t {
+				n += len(t)
+				return
+			}
+			out = make([]byte, n, len(s)+16)
+			copy(out, s[:n])
+		}
+		out = append(out, t...)
+		n += len(t)
+	}
+	word := false    // inside a word
+	startCmd := true // at the start of a simple command
+	space := false   // a blank separates the previous word from the next
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t':
+			if word {
+				word = false
+				space = true
+			}
+			i++
+		case c == '&' || c == '|' || c == ';':
+			op := s[i : i+1]
+			if i+1 < len(s) && (c == '&' && s[i+1] == '&' || c == '|' && s[i+1] == '|') {
+				op = s[i : i+2]
+			} else if c == '&' || c == '|' && i+1 < len(s) && s[i+1] == '&' {
+				return "", false // background or |&
+			}
+			if startCmd {
+				return "", false
+			}
+			switch op {
+			case ";":
+				emit("; ")
+			case "&&":
+				emit(" && ")
+			case "||":
+				emit(" || ")
+			default:
+				emit(" | ")
+			}
+			i += len(op)
+			word, space, startCmd = false, false, true
+		default:
+			// A word: plain characters and quoted strings without expansions.
+			j := i
+			for j < len(s) {
+				d := s[j]
+				if d == '\'' || d == '"' {
+					k := strings.IndexByte(s[j+1:], d)
+					if k < 0 {
+						return "", false
+					}
+					for _, q := range []byte(s[j+1 : j+1+k]) {
+						if q < ' ' || q > '~' || d == '"' && (q == '$' || q == '`' || q == '\\' || q == '!') {
+							return "", false
+						}
+					}
+					j += k + 2
+					continue
+				}
+				if d >= 'a' && d <= 'z' || d >= 'A' && d <= 'Z' || d >= '0' && d <= '9' ||
+					d == '-' || d == '_' || d == '.' || d == '/' || d == ',' || d == ':' || d == '+' || d == '@' || d == '%' || d == '=' {
+					j++
+					continue
+				}
+				if d == ' ' || d == '\t' || d == '&' || d == '|' || d == ';' {
+					break
+				}
+				return "", false
+			}
+			w := s[i:j]
+			if w[0] == '#' || startCmd && reservedWord(w) {
+				return "", false
+			}
+			if space {
+				emit(" ")
+			}
+			emit(w)
+			word, space, startCmd = true, false, false
+			i = j
+		}
+	}
+	if startCmd {
+		return "", false // empty, or ends with an operator
+	}
+	if out == nil {
+		return s[:n], true
+	}
+	return string(out), true
+}
+
+// reservedWord lists words that start something other than a simple command.
+func reservedWord(w string) bool {
+	switch w {
+	case "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for", "in",
+		"select", "function", "time", "coproc", "{", "}", "!", "[[", "]]", "declare", "export", "local",
+		"readonly", "typeset", "nameref", "let":
+		return true
+	}
+	return strings.ContainsRune(w, '=') // assignments print their own way
+}
+
+func hasLineContinuation(s string) bool {
+	for i := strings.IndexByte(s, '\\'); i >= 0 && i+1 < len(s); {
+		if s[i+1] == '\n' || (s[i+1] == '\r' && i+2 < len(s) && s[i+2] == '\n') {
+			return true
+		}
+		j := strings.IndexByte(s[i+1:], '\\')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+func (an *Analysis) problem(format string, args ...any) {
+	if len(an.Problems) >= 32 {
+		return
+	}
+	an.Problems = append(an.Problems, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,819 @@
+package shell
+
+import (
+	"path"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// expandWords appends the fields every word expands to.
+func (w *walker) expandWords(words []*syntax.Word, dst []Arg) []Arg {
+	for _, word := range words {
+		dst = w.expandWord(word, dst)
+	}
+	return dst
+}
+
+// expandWord appends the fields word expands to: brace expansion, tilde, parameters and
+// command substitutions it can evaluate, field splitting of unquoted expansions. Globs are not
+// expanded; they are kept as Arg.Pattern.
+func (w *walker) expandWord(word *syntax.Word, dst []Arg) []Arg {
+	if a, ok := fastLiteral(word); ok {
+		return append(dst, a)
+	}
+	if hasBraces(word) {
+		if out, ok := w.expandBraces(word, dst); ok {
+			return out
+		}
+	}
+	return w.expandFields(word, dst)
+}
+
+// expandBraces expands {a,b} and {1..3}; ok is false when the word has no brace expansion.
+// (A function of its own: the iterator's closure would otherwise move dst to the heap on every
+// call.)
+func (w *walker) expandBraces(word *syntax.Word, dst []Arg) ([]Arg, bool) {
+	cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), word.Parts...)}
+	if !syntax.SplitBraces(cp) {
+		return dst, false
+	}
+	n := 0
+	for bw, err := range expand.BracesSeq(nil, cp) {
+		if err != nil || n >= maxBraces {
+			w.an.problem("brace expansion too large")
+			w.an.Incomplete = true
+			break
+		}
+		n++
+		start := len(dst)
+		dst = w.expandFields(bw, dst)
+		for i := start; i < len(dst); i++ {
+			dst[i].Static = false
+		}
+	}
+	return dst, true
+}
+
+// fastLiteral handles the common word that needs no expansion at all.
+func fastLiteral(word *syntax.Word) (Arg, bool) {
+	if len(word.Parts) != 1 {
+		return Arg{}, false
+	}
+	var v string
+	switch p := word.Parts[0].(type) {
+	case *syntax.Lit:
+		v = p.Value
+		if strings.ContainsAny(v, "\\*?[{~") {
+			return Arg{}, false
+		}
+	case *syntax.SglQuoted:
+		if p.Dollar {
+			return Arg{}, false
+		}
+		v = p.Value
+	case *syntax.DblQuoted:
+		if p.Dollar || len(p.Parts) > 1 {
+			return Arg{}, false
+		}
+		if len(p.Parts) == 1 {
+			lit, ok := p.Parts[0].(*syntax.Lit)
+			if !ok || strings.IndexByte(lit.Value, '\\') >= 0 {
+				return Arg{}, false
+			}
+			v = lit.Value
+		}
+	default:
+		return Arg{}, false
+	}
+	return Arg{Value: v, Raw: v, Static: true, Known: true, Prefix: len(v)}, true
+}
+
+func hasBraces(word *syntax.Word) bool {
+	for _, p := range word.Parts {
+		if lit, ok := p.(*syntax.Lit); ok && strings.IndexByte(lit.Value, '{') >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// fields accumulates the fields of one word.
+type fields struct {
+	out           []Arg
+	val, raw, pat []byte
+	glob          bool // current field has an active glob character
+	static, known bool
+	prefix        int // -1 until an unknown expansion is met
+	started       bool
+	noSplit       bool // assignment-like context: expansions are neither split nor globbed
+}
+
+func (f *fields) reset() {
+	f.val, f.raw, f.pat = f.val[:0], f.raw[:0], f.pat[:0]
+	f.glob, f.started = false, false
+	f.prefix = -1
+}
+
+// quoted appends text that is not subject to globbing.
+func (f *fields) quoted(s string) {
+	f.started = true
+	f.val = append(f.val, s...)
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', '\\':
+			f.pat = append(f.pat, '\\')
+		}
+		f.pat = append(f.pat, s[i])
+	}
+}
+
+// unquoted appends one character that globbing sees as-is.
+func (f *fields) active(c byte) {
+	f.started = true
+	f.val = append(f.val, c)
+	f.pat = append(f.pat, c)
+	if c == '*' || c == '?' || c == '[' {
+		f.glob = true
+	}
+}
+
+func (f *fields) unknown() {
+	f.started = true
+	f.known = false
+	if f.prefix < 0 {
+		f.prefix = len(f.val)
+	}
+}
+
+func (f *fields) end() {
+	if !f.started {
+		return
+	}
+	a := Arg{Value: string(f.val), Raw: string(f.raw), Static: f.static, Known: f.known, Prefix: len(f.val)}
+	if f.prefix >= 0 {
+		a.Prefix = f.prefix
+	}
+	if f.glob {
+		a.Pattern = string(f.pat)
+	}
+	f.out = append(f.out, a)
+	f.reset()
+}
+
+// split appends an unquoted expansion's value: split into fields on IFS, globs active.
+func (f *fields) split(v, ifs string) {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if strings.IndexByte(ifs, c) >= 0 {
+			if f.started {
+				f.end()
+			}
+			continue
+		}
+		f.active(c)
+	}
+}
+
+func (w *walker) expandFields(word *syntax.Word, dst []Arg) []Arg {
+	f := &fields{out: dst, static: true, known: true, prefix: -1}
+	w.wordParts(f, word.Parts, false, true)
+	if ps := procSubstOf(word); ps != nil && f.started {
+		f.end()
+		f.out[len(f.out)-1].proc = ps
+		return f.out
+	}
+	f.raw = appendRaw(f.raw[:0], word.Parts)
+	f.end()
+	// Every expanded field shares the static/known facts of the whole word.
+	for i := len(dst); i < len(f.out); i++ {
+		if !f.static {
+			f.out[i].Static = false
+		}
+		if !f.known {
+			f.out[i].Known = false
+		}
+		if f.out[i].Raw == "" {
+			f.out[i].Raw = f.out[i].Value
+		}
+	}
+	return f.out
+}
+
+func appendRaw(b []byte, parts []syntax.WordPart) []byte {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			b = append(b, p.Value...)
+		case *syntax.SglQuoted:
+			b = append(b, p.Value...)
+		case *syntax.DblQuoted:
+			b = appendRaw(b, p.Parts)
+		case *syntax.ParamExp:
+			if p.Param != nil {
+				if p.Short {
+					b = append(b, '$')
+					b = append(b, p.Param.Value...)
+				} else {
+					b = append(b, "${"...)
+					b = append(b, p.Param.Value...)
+					b = append(b, '}')
+				}
+			}
+		case *syntax.CmdSubst:
+			b = append(b, "$(…)"...)
+		case *syntax.ArithmExp:
+			b = append(b, "$((…))"...)
+		case *syntax.ProcSubst:
+			b = append(b, "<(…)"...)
+		}
+	}
+	return b
+}
+
+func (w *walker) ifs() string {
+	if v, ok := w.vars["IFS"]; ok && v.known {
+		return v.val
+	}
+	return " \t\n"
+}
+
+// wordParts expands parts into f. first is true while at the very start of the word (for
+// tilde expansion).
+func (w *walker) wordParts(f *fields, parts []syntax.WordPart, inDbl, first bool) {
+	for i, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			w.lit(f, p.Value, inDbl, first && i == 0)
+		case *syntax.SglQuoted:
+			f.started = true
+			if p.Dollar {
+				f.static = false
+				f.quoted(ansiC(p.Value))
+			} else {
+				f.quoted(p.Value)
+			}
+		case *syntax.DblQuoted:
+			f.started = true
+			if p.Dollar {
+				f.static = false
+			}
+			w.wordParts(f, p.Parts, true, false)
+		case *syntax.ParamExp:
+			if !w.litParam(p) {
+				f.static = false
+			}
+			if all, ok := w.quotedAt(p); ok && inDbl {
+				for j, v := range all {
+					if j > 0 {
+						f.end()
+					}
+					f.started = true
+					f.quoted(v)
+				}
+				continue
+			}
+			v, ok := w.paramValue(p)
+			w.expansion(f, v, ok, inDbl)
+		case *syntax.CmdSubst:
+			f.static = false
+			v, ok := w.evalStmts(p.Stmts, stdinNone())
+			v = strings.TrimRight(v, "\n")
+			w.expansion(f, v, ok, inDbl)
+		case *syntax.ArithmExp:
+			f.static = false
+			v, ok := w.arith(p.X)
+			w.expansion(f, v, ok, inDbl)
+		case *syntax.ProcSubst:
+			f.static = false
+			f.quoted("/dev/fd/63")
+		case *syntax.ExtGlob:
+			f.static = false
+			f.glob = true
+			f.started = true
+			s := p.Op.String() + p.Pattern.Value + ")"
+			f.val = append(f.val, s...)
+			f.pat = append(f.pat, s...)
+		default:
+			f.static = false
+			f.unknown()
+		}
+	}
+}
+
+func (w *walker) expansion(f *fields, v string, ok, inDbl bool) {
+	if !ok {
+		f.unknown()
+		return
+	}
+	if len(v)+len(f.val) > maxValue {
+		f.unknown()
+		return
+	}
+	if inDbl || f.noSplit {
+		f.started = true
+		f.quoted(v)
+		return
+	}
+	f.split(v, w.ifs())
+}
+
+// lit expands a literal part: backslash escapes, glob characters and a leading tilde.
+func (w *walker) lit(f *fields, s string, inDbl, atStart bool) {
+	f.started = true
+	if inDbl {
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c == '\\' && i+1 < len(s) {
+				switch s[i+1] {
+				case '$', '`', '"', '\\':
+					f.quoted(s[i+1 : i+2])
+					i++
+					continue
+				case '\n':
+					i++
+					continue
+				}
+			}
+			f.quoted(s[i : i+1])
+		}
+		return
+	}
+	i := 0
+	if atStart && strings.HasPrefix(s, "~") {
+		end := strings.IndexByte(s, '/')
+		if end < 0 {
+			end = len(s)
+		}
+		if h, ok := w.tilde(s[1:end]); ok {
+			// Still "static" for arguments: it expands to one path, never to an option. In
+			// command position it is refused (command checks the raw word).
+			f.quoted(h)
+			i = end
+		}
+	}
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c == '\\' {
+			if i+1 < len(s) {
+				if s[i+1] != '\n' {
+					f.quoted(s[i+1 : i+2])
+				}
+				i++
+			}
+			continue
+		}
+		f.active(c)
+	}
+}
+
+// tilde expands ~, ~+ and ~user.
+func (w *walker) tilde(user string) (string, bool) {
+	switch user {
+	case "":
+		if h, ok := w.lookup("HOME"); ok {
+			return h, true
+		}
+		return "", false
+	case "+":
+		if w.cwd != "" {
+			return w.cwd, true
+		}
+		return "", false
+	case "-":
+		return "", false
+	case "root":
+		return "/root", true
+	}
+	for _, r := range user {
+		if !(r == '_' || r == '-' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return "", false
+		}
+	}
+	return "/home/" + user, true
+}
+
+// quotedAt returns the positional parameters for "$@".
+func (w *walker) quotedAt(p *syntax.ParamExp) ([]string, bool) {
+	if !simpleParam(p) || p.Param.Value != "@" || !w.posKnown {
+		return nil, false
+	}
+	if len(w.pos) <= 1 {
+		return nil, true
+	}
+	return w.pos[1:], true
+}
+
+func simpleParam(p *syntax.ParamExp) bool {
+	return p.Param != nil && p.Flags == nil && !p.Excl && !p.Length && !p.Width && !p.IsSet &&
+		p.NestedParam == nil && p.Index == nil && len(p.Modifiers) == 0 && p.Slice == nil &&
+		p.Repl == nil && p.Names == 0 && p.Exp == nil
+}
+
+// lookup returns a variable's value when known.
+func (w *walker) lookup(name string) (string, bool) {
+	if v, ok := w.vars[name]; ok {
+		return v.val, v.known
+	}
+	if len(name) > 0 && (name[0] >= '0' && name[0] <= '9' || name == "@" || name == "*" || name == "#") {
+		if !w.posKnown {
+			return "", false
+		}
+		switch name {
+		case "@", "*":
+			if len(w.pos) <= 1 {
+				return "", true
+			}
+			return strings.Join(w.pos[1:], " "), true
+		case "#":
+			return strconv.Itoa(max(len(w.pos)-1, 0)), true
+		}
+		n, err := strconv.Atoi(name)
+		if err != nil {
+			return "", false
+		}
+		if n < len(w.pos) {
+			return w.pos[n], true
+		}
+		return "", true
+	}
+	switch name {
+	case "HOME":
+		return w.home, w.home != ""
+	case "PWD":
+		return w.cwd, w.cwd != ""
+	case "IFS":
+		return " \t\n", true
+	}
+	return "", false
+}
+
+// paramValue evaluates a parameter expansion when it can.
+func (w *walker) paramValue(p *syntax.ParamExp) (string, bool) {
+	if p.Param == nil || p.Flags != nil || p.NestedParam != nil || p.Index != nil || p.Width ||
+		p.IsSet || len(p.Modifiers) > 0 || p.Names != 0 {
+		return "", false
+	}
+	base, ok := w.lookup(p.Param.Value)
+	if p.Excl {
+		if !ok {
+			return "", false
+		}
+		base, ok = w.lookup(base)
+	}
+	if p.Length {
+		if !ok {
+			return "", false
+		}
+		return strconv.Itoa(utf8.RuneCountInString(base)), true
+	}
+	if p.Slice != nil {
+		if !ok {
+			return "", false
+		}
+		off, ok1 := w.arith(p.Slice.Offset)
+		o, err := strconv.Atoi(off)
+		if !ok1 || err != nil {
+			return "", false
+		}
+		if o < 0 {
+			o = max(len(base)+o, 0)
+		}
+		if o > len(base) {
+			return "", true
+		}
+		base = base[o:]
+		if p.Slice.Length != nil {
+			ln, ok2 := w.arith(p.Slice.Length)
+			l, err := strconv.Atoi(ln)
+			if !ok2 || err != nil {
+				return "", false
+			}
+			if l < 0 {
+				l = max(len(base)+l, 0)
+			}
+			if l < len(base) {
+				base = base[:l]
+			}
+		}
+		return base, true
+	}
+	if p.Repl != nil {
+		if !ok {
+			return "", false
+		}
+		orig, ok1 := w.wordString(p.Repl.Orig)
+		with, ok2 := w.wordString(p.Repl.With)
+		if !ok1 || !ok2 || strings.ContainsAny(orig, "*?[") || orig == "" {
+			return "", false
+		}
+		if p.Repl.All {
+			return strings.ReplaceAll(base, orig, with), true
+		}
+		return strings.Replace(base, orig, with, 1), true
+	}
+	if p.Exp == nil {
+		return base, ok
+	}
+	arg := func() (string, bool) { return w.wordString(p.Exp.Word) }
+	switch p.Exp.Op {
+	case syntax.DefaultUnset, syntax.AssignUnset:
+		if ok {
+			return base, true
+		}
+		// An unknown variable is most likely unset: its default is what the author meant.
+		return arg()
+	case syntax.DefaultUnsetOrNull, syntax.AssignUnsetOrNull:
+		if ok && base != "" {
+			return base, true
+		}
+		return arg()
+	case syntax.AlternateUnset:
+		if !ok {
+			return "", false
+		}
+		return arg()
+	case syntax.AlternateUnsetOrNull:
+		if !ok {
+			return "", false
+		}
+		if base == "" {
+			return "", true
+		}
+		return arg()
+	case syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
+		return base, ok
+	case syntax.RemSmallPrefix, syntax.RemLargePrefix, syntax.RemSmallSuffix, syntax.RemLargeSuffix:
+		pat, ok1 := arg()
+		if !ok || !ok1 {
+			return "", false
+		}
+		return trimPattern(base, pat, p.Exp.Op), true
+	case syntax.UpperFirst, syntax.UpperAll, syntax.LowerFirst, syntax.LowerAll:
+		if !ok || base == "" {
+			return base, ok
+		}
+		switch p.Exp.Op {
+		case syntax.UpperAll:
+			return strings.ToUpper(base), true
+		case syntax.LowerAll:
+			return strings.ToLower(base), true
+		}
+		r, n := utf8.DecodeRuneInString(base)
+		if p.Exp.Op == syntax.UpperFirst {
+			return string(unicode.ToUpper(r)) + base[n:], true
+		}
+		return string(unicode.ToLower(r)) + base[n:], true
+	}
+	return "", false
+}
+
+// trimPattern implements ${x#p}, ${x##p}, ${x%p} and ${x%%p}.
+func trimPattern(s, pat string, op syntax.ParExpOperator) string {
+	match := func(t string) bool { return shellMatch(pat, t) }
+	switch op {
+	case syntax.RemSmallPrefix:
+		for i := 0; i <= len(s); i++ {
+			if match(s[:i]) {
+				return s[i:]
+			}
+		}
+	case syntax.RemLargePrefix:
+		for i := len(s); i >= 0; i-- {
+			if match(s[:i]) {
+				return s[i:]
+			}
+		}
+	case syntax.RemSmallSuffix:
+		for i := len(s); i >= 0; i-- {
+			if match(s[i:]) {
+				return s[:i]
+			}
+		}
+	case syntax.RemLargeSuffix:
+		for i := 0; i <= len(s); i++ {
+			if match(s[i:]) {
+				return s[:i]
+			}
+		}
+	}
+	return s
+}
+
+// shellMatch matches s against a shell pattern: "*" matches any run of characters ("/"
+// included), "?" one character, "[…]" a class, "\\" escapes. O(len(p)·len(s)).
+func shellMatch(p, s string) bool {
+	pi, si := 0, 0
+	starP, starS := -1, 0
+	for si < len(s) {
+		if pi < len(p) {
+			switch p[pi] {
+			case '*':
+				starP, starS = pi, si
+				pi++
+				continue
+			case '?':
+				pi++
+				si++
+				continue
+			case '[':
+				if end := strings.IndexByte(p[pi+1:], ']'); end >= 0 {
+					if ok, _ := path.Match(p[pi:pi+end+2], s[si:si+1]); ok {
+						pi += end + 2
+						si++
+						continue
+					}
+				}
+			case '\\':
+				if pi+1 < len(p) && p[pi+1] == s[si] {
+					pi += 2
+					si++
+					continue
+				}
+			default:
+				if p[pi] == s[si] {
+					pi++
+					si++
+					continue
+				}
+			}
+		}
+		if starP >= 0 {
+			starS++
+			pi, si = starP+1, starS
+			continue
+		}
+		return false
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}
+
+// litParam reports $X or ${X} of a variable assigned literal text earlier in the same command.
+func (w *walker) litParam(p *syntax.ParamExp) bool {
+	if !simpleParam(p) {
+		return false
+	}
+	v, ok := w.vars[p.Param.Value]
+	return ok && v.lit
+}
+
+// wordStringLit is wordString that also reports whether the value is literal text of the
+// command line.
+func (w *walker) wordStringLit(word *syntax.Word) (string, bool, bool) {
+	if word == nil {
+		return "", true, true
+	}
+	if a, ok := fastLiteral(word); ok {
+		return a.Value, true, true
+	}
+	f := &fields{static: true, known: true, prefix: -1, noSplit: true}
+	w.wordParts(f, word.Parts, false, true)
+	return string(f.val), f.known, f.static
+}
+
+// wordString expands a word to a single string (no field splitting), as in assignments,
+// redirection targets and the arguments of parameter operators.
+func (w *walker) wordString(word *syntax.Word) (string, bool) {
+	if word == nil {
+		return "", true
+	}
+	if a, ok := fastLiteral(word); ok {
+		return a.Value, true
+	}
+	f := &fields{static: true, known: true, prefix: -1, noSplit: true}
+	w.wordParts(f, word.Parts, false, true)
+	return string(f.val), f.known
+}
+
+// docString expands the body of a heredoc whose delimiter is not quoted: parameters and
+// substitutions expand, backslash escapes only $, `, \ and newline.
+func (w *walker) docString(word *syntax.Word) (string, bool) {
+	f := &fields{static: true, known: true, prefix: -1}
+	w.wordParts(f, word.Parts, true, false)
+	return string(f.val), f.known
+}
+
+// arith evaluates an arithmetic expression when it is a plain number or a known variable.
+func (w *walker) arith(x syntax.ArithmExpr) (string, bool) {
+	word, ok := x.(*syntax.Word)
+	if !ok {
+		return "", false
+	}
+	s, ok := w.wordString(word)
+	if !ok {
+		return "", false
+	}
+	s = strings.TrimSpace(s)
+	if _, err := strconv.Atoi(s); err == nil {
+		return s, true
+	}
+	if v, ok := w.lookup(s); ok {
+		if _, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
+}
+
+// ansiC decodes the body of a $'…' string.
+func ansiC(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch s[i] {
+		case 'a':
+			b.WriteByte(7)
+		case 'b':
+			b.WriteByte(8)
+		case 'e', 'E':
+			b.WriteByte(27)
+		case 'f':
+			b.WriteByte(12)
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte(11)
+		case '\\', '\'', '"', '?':
+			b.WriteByte(s[i])
+		case 'x':
+			v, n := parseBase(s[i+1:], 16, 2)
+			if n == 0 {
+				b.WriteString("\\x")
+				continue
+			}
+			b.WriteByte(byte(v))
+			i += n
+		case 'u', 'U':
+			width := 4
+			if s[i] == 'U' {
+				width = 8
+			}
+			v, n := parseBase(s[i+1:], 16, width)
+			if n == 0 {
+				b.WriteByte('\\')
+				b.WriteByte(s[i])
+				continue
+			}
+			b.WriteRune(rune(v))
+			i += n
+		case 'c':
+			if i+1 < len(s) {
+				b.WriteByte(s[i+1] & 0x1f)
+				i++
+			}
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			v, n := parseBase(s[i:], 8, 3)
+			b.WriteByte(byte(v))
+			i += n - 1
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+// parseBase reads up to max digits of base from s.
+func parseBase(s string, base, maxDigits int) (int, int) {
+	v, n := 0, 0
+	for n < len(s) && n < maxDigits {
+		d := digitVal(s[n])
+		if d < 0 || d >= base {
+			break
+		}
+		v = v*base + d
+		n++
+	}
+	return v, n
+}
+
+func digitVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}

@@ -1,0 +1,1634 @@
+package shell
+
+import (
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Base returns the command name without directory, lower-cased, without a Windows executable
+// extension: what wrapper and floor tables are keyed by.
+func Base(name string) string {
+	plain := true
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c == '/' || c == '\\' || c == '.' || c >= 'A' && c <= 'Z' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return name
+	}
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c >= 'A' && c <= 'Z' {
+			name = strings.ToLower(name)
+			break
+		}
+	}
+	for _, ext := range [...]string{".exe", ".com", ".cmd", ".bat"} {
+		if len(name) > len(ext) && strings.HasSuffix(name, ext) {
+			return name[:len(name)-len(ext)]
+		}
+	}
+	return name
+}
+
+// builtins maps every builtin handled to 1 (benign) or 2 (not benign).
+var builtins = func() map[string]uint8 {
+	m := make(map[string]uint8, len(benignBuiltins)+len(otherBuiltins))
+	for k := range benignBuiltins {
+		m[k] = 1
+	}
+	for k := range otherBuiltins {
+		m[k] = 2
+	}
+	return m
+}()
+
+// Builtins that only touch the shell's own state.
+var benignBuiltins = map[string]bool{
+	":": true, "true": true, "false": true, "cd": true, "pushd": true, "popd": true, "dirs": true,
+	"pwd": true, "export": true, "declare": true, "typeset": true, "local": true, "readonly": true,
+	"unset": true, "set": true, "shopt": true, "shift": true, "exit": true, "return": true,
+	"break": true, "continue": true, "wait": true, "test": true, "[": true, "echo": true,
+	"printf": true, "read": true, "let": true, "getopts": true, "umask": true, "type": true,
+	"jobs": true, "times": true, "ulimit": true, "caller": true, "help": true, "logout": true,
+	"disown": true, "fg": true, "bg": true, "unalias": true,
+}
+
+// Builtins that can run or redirect code, and so are never satisfied on their own.
+var otherBuiltins = map[string]bool{
+	"source": true, ".": true, "alias": true, "hash": true, "enable": true, "mapfile": true,
+	"readarray": true, "complete": true, "compgen": true, "compopt": true, "bind": true, "fc": true,
+	"history": true, "kill": true, "suspend": true,
+}
+
+// Environment variables that change what a command runs or loads: setting one makes the
+// analysis not-ok, since the resolved executable is no longer what runs.
+func dangerousEnv(name string) bool {
+	switch name {
+	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "NODE_OPTIONS", "PERL5OPT",
+		"PERL5LIB", "RUBYOPT", "PYTHONSTARTUP", "GIT_EXEC_PATH", "GIT_CONFIG_PARAMETERS",
+		"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT", "ZDOTDIR",
+		"BASH_CMDS", "BASH_ALIASES", "EXECIGNORE", "BASH_LOADABLES_PATH", "PS0", "PS1", "PS2", "PS4",
+		"HOME", "XDG_CONFIG_HOME":
+		return true
+	}
+	return strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") ||
+		strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") ||
+		strings.HasPrefix(name, "BASH_FUNC_")
+}
+
+// Environment variables whose value is a command line that a program runs.
+func commandEnv(name string) bool {
+	switch name {
+	case "PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR",
+		"GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS",
+		"SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "BROWSER", "PROMPT_COMMAND", "RSYNC_RSH",
+		"SHELL", "TERMINAL":
+		return true
+	}
+	return false
+}
+
+// HarmlessEnv reports environment variables that cannot change what a read-only tool does
+// (locale, time zone, terminal and colour settings).
+func HarmlessEnv(name string) bool {
+	switch name {
+	case "LANG", "LANGUAGE", "TZ", "COLUMNS", "LINES", "TERM", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE",
+		"FORCE_COLOR", "POSIXLY_CORRECT", "IFS", "OPTIND", "OPTARG", "REPLY":
+		return true
+	}
+	return strings.HasPrefix(name, "LC_")
+}
+
+// assigned checks a variable set by a construct whose value is unknown (for, read, printf -v,
+// getopts, arithmetic).
+func (w *walker) assigned(name string) {
+	if dangerousEnv(name) || commandEnv(name) {
+		w.problem("sets %s, which changes what runs", name)
+	}
+}
+
+// checkEnv looks at an assignment made for or by the command.
+func (w *walker) checkEnv(name, value string, known bool) {
+	if dangerousEnv(name) {
+		w.problem("sets %s, which changes what runs", name)
+		return
+	}
+	if commandEnv(name) && value != "" {
+		if !known {
+			w.problem("%s is set to a command that is not a literal", name)
+		}
+		w.script(name+"=", value, nil, false)
+	}
+}
+
+// isAssignment reports whether s looks like NAME=value.
+func isAssignment(s string) bool {
+	i := strings.IndexByte(s, '=')
+	if i <= 0 {
+		return false
+	}
+	for j := 0; j < i; j++ {
+		c := s[j]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// dispatch records args as a command, unwrapping what it can.
+func (w *walker) dispatch(args []Arg) {
+	name := args[0].Value
+	if !strings.ContainsAny(name, `/\`) {
+		if body, ok := w.funcs[name]; ok {
+			w.callFunc(name, body, args)
+			return
+		}
+		switch name {
+		case "eval", "trap", "source", ".", "cd", "pushd", "popd", "alias", "exec", "command", "builtin":
+			w.builtin(name, args)
+			return
+		}
+		if builtins[name] != 0 {
+			w.builtin(name, args)
+			return
+		}
+	}
+	base := Base(name)
+	switch base {
+	case "env":
+		w.envWrapper(args)
+	case "sudo", "doas", "pkexec", "run0":
+		w.privileged(base, args)
+	case "su", "runuser":
+		w.suWrapper(base, args)
+	case "chroot":
+		w.chroot(args)
+	case "nice", "nohup", "timeout", "time", "stdbuf", "ionice", "taskset", "chrt", "setsid":
+		w.simpleWrapper(base, args)
+	case "xargs":
+		w.xargs(args)
+	case "npx", "bunx", "pnpx", "uvx", "pnpm", "yarn", "npm", "bun", "uv", "pipx":
+		w.packageRunner(base, args)
+	case "busybox", "toybox":
+		if len(args) > 1 && !strings.HasPrefix(args[1].Value, "-") {
+			if c := w.deeper(base); c != nil {
+				c.command(args[1:])
+			}
+			return
+		}
+		w.emit(args, KindCommand)
+	case "watch":
+		w.watch(args)
+	case "flock":
+		w.flock(args)
+	case "script":
+		w.scriptCmd(args)
+	case "at", "batch":
+		w.emit(args, KindCommand)
+		w.stdinScript(base, args, len(args))
+	case "ssh", "scp", "sftp":
+		w.ssh(base, args)
+	case "find":
+		w.find(args)
+	case "git":
+		w.git(args)
+	case "cmd":
+		w.cmdExe(args)
+	case "powershell", "pwsh":
+		w.powershell(args)
+	case "strace", "ltrace", "gdb", "valgrind", "firejail", "bwrap", "proot", "systemd-run",
+		"unshare", "nsenter", "xvfb-run", "dbus-run-session", "faketime", "proxychains",
+		"proxychains4", "torsocks", "tsocks", "catchsegv", "nix-shell", "caffeinate", "arch",
+		"tmux", "screen", "parallel", "entr", "sg", "newgrp", "rlwrap", "unbuffer", "expect":
+		w.emit(args, KindCommand)
+		w.floorScan(args, base)
+	default:
+		if isShell(base) {
+			w.shellWrapper(base, args)
+			return
+		}
+		if maybeInterpreter(base) {
+			if lang := interpreter(base, args); lang != "" {
+				w.interpreter(lang, args)
+				return
+			}
+		}
+		w.emit(args, KindCommand)
+	}
+}
+
+func isShell(base string) bool {
+	switch base {
+	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "posh", "rbash", "fish", "csh", "tcsh", "ksh93", "oksh", "loksh":
+		return true
+	}
+	return false
+}
+
+// cannotUnwrap records a wrapper the analysis cannot see through: it stays a segment of its
+// own, the analysis is not-ok, and the floor still looks at every plausible inner command.
+func (w *walker) cannotUnwrap(label string, args []Arg, why string) {
+	w.problem("cannot see through %s: %s", label, why)
+	w.emit(args, KindCommand)
+	w.floorScan(args, label)
+}
+
+// floorScan hands every suffix of args that starts with a command name to the floor.
+func (w *walker) floorScan(args []Arg, label string) {
+	c := w.floorOnly(label)
+	for i := 1; i < len(args); i++ {
+		if c.depth+1 > maxDepth || len(w.an.Segments) >= maxSegments {
+			return
+		}
+		if args[i].Known && !strings.HasPrefix(args[i].Value, "-") && args[i].Value != "" {
+			if floorRelevant(Base(args[i].Value)) {
+				if d := c.deeper(label); d != nil {
+					d.dispatch(args[i:])
+				}
+			}
+		}
+	}
+}
+
+// floorRelevant lists command names the floor has rules for or unwraps.
+func floorRelevant(b string) bool {
+	switch b {
+	case "rm", "find", "chmod", "chown", "chgrp", "dd", "mke2fs", "mkswap", "wipefs", "shred",
+		"blkdiscard", "tee", "cp", "rsync", "format", "vssadmin", "wmic", "reg", "cmd", "powershell",
+		"pwsh", "env", "sudo", "doas", "xargs", "eval", "ssh", "nice", "nohup", "timeout", "rd",
+		"rmdir", "del", "erase", "remove-item", "format-volume", "sgdisk", "sfdisk", "cryptsetup",
+		"ddrescue", "nvme", "badblocks", "wbadmin":
+		return true
+	}
+	return strings.HasPrefix(b, "mkfs") || isShell(b) || interpreter(b, nil) != ""
+}
+
+// opts is a small getopt: it walks args[from:] and stops at the first operand.
+type optSpec struct {
+	short     string   // flags without an argument
+	shortArg  string   // flags taking an argument (attached or next word)
+	long      []string // long options without an argument
+	longArg   []string // long options taking an argument (=value or next word)
+	permute   bool     // options may follow operands (GNU getopt)
+	plusFlags bool     // +x style options
+}
+
+type optResult struct {
+	next     int               // index of the first operand
+	flags    map[string]string // option name ("u", "user") -> value ("" for flags)
+	operands []int             // with permute: every operand index
+	bad      string            // the option that is not understood
+}
+
+func hasName(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *optResult) set(name, val string) {
+	if r.flags == nil {
+		r.flags = make(map[string]string, 4)
+	}
+	r.flags[name] = val
+}
+
+func (spec *optSpec) parse(args []Arg, from int) optResult {
+	var r optResult
+	i := from
+	for i < len(args) {
+		a := args[i]
+		v := a.Value
+		if !a.Known {
+			if strings.HasPrefix(v, "-") || v == "" {
+				r.bad = a.Raw
+				r.next = i
+				return r
+			}
+		}
+		if v == "--" {
+			i++
+			if spec.permute {
+				for ; i < len(args); i++ {
+					r.operands = append(r.operands, i)
+				}
+			}
+			break
+		}
+		if strings.HasPrefix(v, "--") {
+			name, val, hasVal := strings.Cut(v[2:], "=")
+			switch {
+			case hasName(spec.long, name):
+				r.set(name, "")
+			case hasName(spec.longArg, name):
+				if !hasVal {
+					if i+1 >= len(args) {
+						r.bad = v
+						r.next = i
+						return r
+					}
+					i++
+					val = args[i].Value
+				}
+				r.set(name, val)
+			default:
+				r.bad = v
+				r.next = i
+				return r
+			}
+			i++
+			continue
+		}
+		if len(v) > 1 && (v[0] == '-' || spec.plusFlags && v[0] == '+') {
+			j := 1
+			for j < len(v) {
+				c := v[j : j+1]
+				switch {
+				case strings.Contains(spec.short, c):
+					r.set(c, "")
+					j++
+				case strings.Contains(spec.shortArg, c):
+					val := v[j+1:]
+					if val == "" {
+						if i+1 >= len(args) {
+							r.bad = v
+							r.next = i
+							return r
+						}
+						i++
+						val = args[i].Value
+					}
+					r.set(c, val)
+					j = len(v)
+				default:
+					r.bad = v
+					r.next = i
+					return r
+				}
+			}
+			i++
+			continue
+		}
+		if spec.permute {
+			r.operands = append(r.operands, i)
+			i++
+			continue
+		}
+		break
+	}
+	if spec.permute {
+		if len(r.operands) > 0 {
+			r.next = r.operands[0]
+		} else {
+			r.next = len(args)
+		}
+		return r
+	}
+	r.next = i
+	return r
+}
+
+// unwrapTo dispatches args[inner:] as the wrapped command.
+func (w *walker) unwrapTo(label string, args []Arg, inner int, mod func(c *walker)) {
+	if inner >= len(args) {
+		w.emit(args, KindCommand)
+		return
+	}
+	c := w.deeper(label)
+	if c == nil {
+		return
+	}
+	if mod != nil {
+		mod(c)
+	}
+	c.command(args[inner:])
+}
+
+func (w *walker) envWrapper(args []Arg) {
+	var env []string
+	cwd := ""
+	split := ""
+	hasSplit := false
+	i := 1
+loop:
+	for i < len(args) {
+		a := args[i]
+		v := a.Value
+		if !a.Known {
+			w.cannotUnwrap("env", args, "an argument is not a literal")
+			return
+		}
+		if len(env) > 0 && !isAssignment(v) {
+			break // options end at the first assignment
+		}
+		next := func() (string, bool) {
+			if i+1 >= len(args) {
+				return "", false
+			}
+			i++
+			return args[i].Value, true
+		}
+		switch {
+		case v == "--":
+			i++
+			break loop
+		case v == "-" || v == "-i" || v == "--ignore-environment" || v == "-0" || v == "--null" ||
+			v == "-v" || v == "--debug" || v == "-iv" || v == "-vi":
+		case v == "-u" || v == "--unset":
+			if _, ok := next(); !ok {
+				w.cannotUnwrap("env", args, "-u needs a name")
+				return
+			}
+		case v == "-C" || v == "--chdir":
+			d, ok := next()
+			if !ok {
+				w.cannotUnwrap("env", args, "-C needs a directory")
+				return
+			}
+			cwd = d
+		case v == "-S" || v == "--split-string":
+			s, ok := next()
+			if !ok {
+				w.cannotUnwrap("env", args, "-S needs a string")
+				return
+			}
+			split, hasSplit = s, true
+		case strings.HasPrefix(v, "--unset="):
+		case strings.HasPrefix(v, "--chdir="):
+			cwd = v[len("--chdir="):]
+		case strings.HasPrefix(v, "--split-string="):
+			split, hasSplit = v[len("--split-string="):], true
+		case strings.HasPrefix(v, "--block-signal") || strings.HasPrefix(v, "--default-signal") ||
+			strings.HasPrefix(v, "--ignore-signal") || v == "--list-signal-handling":
+		case strings.HasPrefix(v, "-u") && len(v) > 2:
+		case strings.HasPrefix(v, "-C") && len(v) > 2:
+			cwd = v[2:]
+		case strings.HasPrefix(v, "-S") && len(v) > 2:
+			split, hasSplit = v[2:], true
+		case strings.HasPrefix(v, "-") && len(v) > 1:
+			w.cannotUnwrap("env", args, "unknown option "+v)
+			return
+		case isAssignment(v):
+			name, val, _ := strings.Cut(v, "=")
+			w.checkEnv(name, val, a.Static)
+			env = append(env, v)
+		default:
+			break loop
+		}
+		i++
+	}
+	if hasSplit {
+		// env -S splits its string into words: read it as a command line followed by the rest.
+		var b strings.Builder
+		b.WriteString(split)
+		for _, a := range args[i:] {
+			b.WriteByte(' ')
+			b.WriteString(quote(a.Value))
+		}
+		if c := w.deeper("env"); c != nil {
+			c.env = append(c.env[:len(c.env):len(c.env)], env...)
+			c.cwd = joinCwd(c.cwd, cwd)
+			c.inlineScript("env -S", b.String(), nil, false, true)
+		}
+		return
+	}
+	w.unwrapTo("env", args, i, func(c *walker) {
+		c.env = append(c.env[:len(c.env):len(c.env)], env...)
+		if cwd != "" {
+			c.cwd = joinCwd(c.cwd, cwd)
+		}
+	})
+}
+
+func joinCwd(cwd, dir string) string {
+	if dir == "" {
+		return cwd
+	}
+	if path.IsAbs(dir) {
+		return path.Clean(dir)
+	}
+	if cwd == "" {
+		return ""
+	}
+	return path.Join(cwd, dir)
+}
+
+// quote quotes s for a POSIX shell.
+func quote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c == '-' || c == '.' || c == '/' || c == '=' || c == ':' || c == ',' || c == '+' || c == '@' ||
+			c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+var sudoSpec = optSpec{
+	short:    "AbBEeHiKklNnPSsVv",
+	shortArg: "CDghpRrtTUu",
+	long: []string{"askpass", "background", "bell", "edit", "help", "set-home", "login", "remove-timestamp",
+		"reset-timestamp", "list", "non-interactive", "preserve-groups", "stdin", "shell", "version", "validate",
+		"preserve-env"},
+	longArg: []string{"close-from", "chdir", "group", "host", "prompt", "chroot", "role", "type", "command-timeout",
+		"other-user", "user"},
+}
+
+var doasSpec = optSpec{short: "nsL", shortArg: "uC"}
+
+var pkexecSpec = optSpec{long: []string{"disable-internal-agent", "keep-cwd", "help", "version"}, longArg: []string{"user"}}
+
+var run0Spec = optSpec{
+	short:    "vhV",
+	shortArg: "ugD",
+	long:     []string{"no-ask-password", "help", "version", "pty", "pipe", "empty"},
+	longArg: []string{"user", "group", "chdir", "setenv", "property", "description", "slice", "unit", "nice",
+		"machine", "background", "area"},
+}
+
+// privileged unwraps sudo-like wrappers. The wrapper itself stays a segment: running something
+// as another user must be allowed in its own right.
+func (w *walker) privileged(base string, args []Arg) {
+	var spec *optSpec
+	switch base {
+	case "sudo":
+		spec = &sudoSpec
+	case "doas":
+		spec = &doasSpec
+	case "pkexec":
+		spec = &pkexecSpec
+	default:
+		spec = &run0Spec
+	}
+	r := spec.parse(args, 1)
+	if r.bad != "" {
+		w.cannotUnwrap(base, args, "unknown option "+r.bad)
+		return
+	}
+	if base == "sudo" {
+		if _, ok := r.flags["e"]; ok {
+			w.sudoedit(args, r.next)
+			return
+		}
+		if _, ok := r.flags["edit"]; ok {
+			w.sudoedit(args, r.next)
+			return
+		}
+	}
+	if r.next >= len(args) {
+		w.emit(args, KindCommand)
+		return
+	}
+	if base == "doas" {
+		if _, ok := r.flags["C"]; ok {
+			w.emit(args, KindCommand)
+			return
+		}
+	}
+	w.emit(args[:r.next:r.next], KindCommand)
+	dir := r.flags["D"]
+	if d, ok := r.flags["chdir"]; ok {
+		dir = d
+	}
+	w.unwrapTo(base, args, r.next, func(c *walker) {
+		if dir != "" {
+			c.cwd = joinCwd(c.cwd, dir)
+		}
+	})
+}
+
+// sudoedit edits files as root: a write of each.
+func (w *walker) sudoedit(args []Arg, from int) {
+	c := *w
+	for _, a := range args[from:] {
+		c.writes = append(c.writes[:len(c.writes):len(c.writes)], Write{Target: a.Value, Known: a.Known})
+	}
+	c.emit(args, KindCommand)
+}
+
+var suSpec = optSpec{
+	short:    "lmpfPh",
+	shortArg: "cgGsuw",
+	long:     []string{"login", "preserve-environment", "pty", "help", "version", "fast"},
+	longArg:  []string{"command", "session-command", "group", "supp-group", "shell", "whitelist-environment", "user"},
+	permute:  true,
+}
+
+func (w *walker) suWrapper(base string, args []Arg) {
+	// "su -" is --login.
+	clean := args
+	for i, a := range args {
+		if a.Value == "-" && i > 0 {
+			clean = append(append([]Arg(nil), args[:i]...), lit("--login"))
+			clean = append(clean, args[i+1:]...)
+			break
+		}
+	}
+	r := suSpec.parse(clean, 1)
+	if r.bad != "" {
+		w.cannotUnwrap(base, args, "unknown option "+r.bad)
+		return
+	}
+	if base == "runuser" {
+		if _, ok := r.flags["u"]; ok && len(r.operands) > 0 {
+			// runuser -u user -- cmd args: plain argv.
+			w.emit(clean[:r.operands[0]:r.operands[0]], KindCommand)
+			w.unwrapTo(base, clean, r.operands[0], nil)
+			return
+		}
+	}
+	script, ok := r.flags["c"]
+	if !ok {
+		script, ok = r.flags["command"]
+	}
+	if !ok {
+		script, ok = r.flags["session-command"]
+	}
+	w.emit(args, KindCommand)
+	if !ok {
+		return
+	}
+	if c := w.deeper(base + " -c"); c != nil {
+		c.inlineScript(base+" -c", script, nil, false, allStatic(args))
+	}
+}
+
+func allStatic(args []Arg) bool {
+	for _, a := range args {
+		if !a.Static {
+			return false
+		}
+	}
+	return true
+}
+
+var chrootSpec = optSpec{long: []string{"skip-chdir", "help", "version"}, longArg: []string{"userspec", "groups"}}
+
+func (w *walker) chroot(args []Arg) {
+	r := chrootSpec.parse(args, 1)
+	if r.bad != "" {
+		w.cannotUnwrap("chroot", args, "unknown option "+r.bad)
+		return
+	}
+	if r.next+1 >= len(args) {
+		w.emit(args, KindCommand)
+		return
+	}
+	inner := r.next + 1
+	w.emit(args[:inner:inner], KindCommand)
+	w.unwrapTo("chroot", args, inner, func(c *walker) { c.cwd = "/" })
+}
+
+var wrapperSpecs = map[string]*optSpec{
+	"nice":    {shortArg: "n", longArg: []string{"adjustment"}, long: []string{"help", "version"}},
+	"nohup":   {long: []string{"help", "version"}},
+	"timeout": {short: "v", shortArg: "ks", long: []string{"preserve-status", "foreground", "verbose", "help", "version"}, longArg: []string{"kill-after", "signal"}},
+	"time":    {short: "pvaq", shortArg: "fo", long: []string{"portability", "verbose", "append", "quiet", "help", "version"}, longArg: []string{"format", "output"}},
+	"stdbuf":  {shortArg: "ioe", longArg: []string{"input", "output", "error"}, long: []string{"help", "version"}},
+	"ionice":  {short: "tPu", shortArg: "cnp", longArg: []string{"class", "classdata", "pid", "pgid", "uid"}, long: []string{"ignore", "help", "version"}},
+	"taskset": {short: "acpV", long: []string{"all-tasks", "cpu-list", "pid", "help", "version"}},
+	"chrt":    {short: "abdefimoprRvV", shortArg: "TPD", long: []string{"all-tasks", "batch", "deadline", "fifo", "idle", "max", "other", "pid", "rr", "reset-on-fork", "verbose", "help", "version"}, longArg: []string{"sched-runtime", "sched-period", "sched-deadline"}},
+	"setsid":  {short: "cfw", long: []string{"ctty", "fork", "wait", "help", "version"}},
+}
+
+func (w *walker) simpleWrapper(base string, args []Arg) {
+	spec := wrapperSpecs[base]
+	// nice -5 / nice --10: an adjustment written as a number.
+	from := 1
+	if base == "nice" && len(args) > 1 && len(args[1].Value) > 1 && args[1].Value[0] == '-' && isDigits(strings.TrimLeft(args[1].Value, "-")) {
+		from = 2
+	}
+	r := spec.parse(args, from)
+	if r.bad != "" {
+		w.cannotUnwrap(base, args, "unknown option "+r.bad)
+		return
+	}
+	inner := r.next
+	switch base {
+	case "timeout":
+		inner++ // the duration
+	case "taskset":
+		if _, ok := r.flags["p"]; ok {
+			w.emit(args, KindCommand)
+			return
+		}
+		inner++ // the mask or cpu list
+	case "chrt":
+		if _, ok := r.flags["p"]; ok {
+			w.emit(args, KindCommand)
+			return
+		}
+		if _, ok := r.flags["m"]; ok {
+			w.emit(args, KindCommand)
+			return
+		}
+		inner++ // the priority
+	case "ionice":
+		if _, ok := r.flags["p"]; ok {
+			w.emit(args, KindCommand)
+			return
+		}
+		if _, ok := r.flags["P"]; ok {
+			w.emit(args, KindCommand)
+			return
+		}
+	case "time":
+		out := r.flags["o"]
+		if o, ok := r.flags["output"]; ok {
+			out = o
+		}
+		if out != "" {
+			c := *w
+			c.writes = append(c.writes[:len(c.writes):len(c.writes)], Write{Target: out, Known: true})
+			c.unwrapTo(base, args, inner, nil)
+			return
+		}
+	}
+	w.unwrapTo(base, args, inner, nil)
+}
+
+var xargsSpec = optSpec{
+	short:    "0rtpxo",
+	shortArg: "adEILnPs",
+	long:     []string{"null", "no-run-if-empty", "verbose", "interactive", "exit", "open-tty", "help", "version", "show-limits"},
+	longArg:  []string{"arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"},
+}
+
+// xargs runs its command with words read from stdin appended (or substituted for -I).
+func (w *walker) xargs(args []Arg) {
+	// -e[eof], -i[repl] and -l[n] take optional attached arguments.
+	fixed := args
+	var repl string
+	hasRepl := false
+	for i := 1; i < len(args); i++ {
+		v := args[i].Value
+		if !strings.HasPrefix(v, "-") || v == "--" {
+			break
+		}
+		if strings.HasPrefix(v, "-i") || strings.HasPrefix(v, "-e") || strings.HasPrefix(v, "-l") ||
+			strings.HasPrefix(v, "--replace") {
+			if strings.HasPrefix(v, "-i") || strings.HasPrefix(v, "--replace") {
+				hasRepl = true
+				repl = "{}"
+				if rest, ok := strings.CutPrefix(v, "-i"); ok && rest != "" {
+					repl = rest
+				}
+				if rest, ok := strings.CutPrefix(v, "--replace="); ok {
+					repl = rest
+				}
+			}
+			if fixed == nil || &fixed[0] == &args[0] {
+				fixed = append([]Arg(nil), args...)
+			}
+			fixed[i] = lit("-r")
+		}
+	}
+	r := xargsSpec.parse(fixed, 1)
+	if r.bad != "" {
+		w.cannotUnwrap("xargs", args, "unknown option "+r.bad)
+		return
+	}
+	if v, ok := r.flags["I"]; ok {
+		hasRepl, repl = true, v
+	}
+	inner := args[r.next:]
+	if len(inner) == 0 {
+		inner = []Arg{lit("echo")}
+	}
+	_, fromFile := r.flags["a"]
+	if _, ok := r.flags["arg-file"]; ok {
+		fromFile = true
+	}
+	var words []string
+	known := false
+	if !fromFile {
+		if text, kind := w.stdinText(); kind == stdinKnown {
+			known = true
+			switch {
+			case hasRepl:
+				words = strings.Split(strings.TrimRight(text, "\n"), "\n")
+			default:
+				_, nul := r.flags["0"]
+				if _, ok := r.flags["null"]; ok {
+					nul = true
+				}
+				if nul {
+					words = strings.Split(strings.TrimRight(text, "\x00"), "\x00")
+				} else if d, ok := r.flags["d"]; ok && d != "" {
+					words = strings.Split(text, d[:1])
+				} else {
+					words = xargsWords(text)
+				}
+			}
+		}
+	}
+	if !known {
+		// The arguments xargs appends are unknown: the command is judged on what is written,
+		// and it is never a safe bin.
+		w.unwrapTo("xargs", inner, 0, func(c *walker) { c.moreArgs = true })
+		return
+	}
+	if len(words) > maxBraces {
+		words = words[:maxBraces]
+	}
+	if hasRepl && repl != "" {
+		for i, line := range words {
+			argv := make([]Arg, len(inner))
+			for j, a := range inner {
+				argv[j] = a
+				if strings.Contains(a.Value, repl) {
+					v := strings.ReplaceAll(a.Value, repl, line)
+					argv[j] = Arg{Value: v, Raw: v, Known: true, Prefix: len(v)}
+				}
+			}
+			if i == 0 {
+				w.unwrapTo("xargs", argv, 0, nil)
+			} else if c := w.floorOnly("xargs"); c != nil {
+				c.unwrapTo("xargs", argv, 0, nil)
+			}
+			if i >= maxLoopItems {
+				break
+			}
+		}
+		if len(words) == 0 {
+			w.unwrapTo("xargs", inner, 0, nil)
+		}
+		return
+	}
+	argv := append([]Arg(nil), inner...)
+	for _, wd := range words {
+		argv = append(argv, Arg{Value: wd, Raw: wd, Known: true, Prefix: len(wd)})
+	}
+	w.unwrapTo("xargs", argv, 0, nil)
+}
+
+// xargsWords splits xargs input: blanks separate words, quotes and backslashes group.
+func xargsWords(s string) []string {
+	var out []string
+	var cur []byte
+	in := false
+	var q byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case q != 0:
+			if c == q {
+				q = 0
+			} else {
+				cur = append(cur, c)
+			}
+		case c == '\'' || c == '"':
+			q = c
+			in = true
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur = append(cur, s[i])
+			in = true
+		case c == ' ' || c == '\t' || c == '\n':
+			if in {
+				out = append(out, string(cur))
+				cur = cur[:0]
+				in = false
+			}
+		default:
+			cur = append(cur, c)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, string(cur))
+	}
+	return out
+}
+
+// packageRunner unwraps npx and its cousins to the package binary they run.
+func (w *walker) packageRunner(base string, args []Arg) {
+	label := base
+	from := 1
+	local := ""
+	switch base {
+	case "npx", "pnpx", "bunx":
+		local = "node_modules/.bin"
+	case "uvx":
+		local = ".venv/bin"
+	case "pnpm", "yarn", "npm", "bun", "uv", "pipx":
+		if len(args) < 2 {
+			w.emit(args, KindCommand)
+			return
+		}
+		sub := args[1].Value
+		switch {
+		case (base == "pnpm" || base == "yarn") && (sub == "dlx" || sub == "exec"),
+			base == "npm" && (sub == "exec" || sub == "x"),
+			base == "bun" && sub == "x":
+			local = "node_modules/.bin"
+		case base == "uv" && sub == "run":
+			local = ".venv/bin"
+		case base == "uv" && sub == "tool" && len(args) > 2 && args[2].Value == "run":
+			local = ".venv/bin"
+			from = 2
+		case base == "pipx" && sub == "run":
+		case base == "bun" && (sub == "-e" || sub == "--eval" || sub == "-p" || sub == "--print"):
+			w.interpreter("javascript", args)
+			return
+		default:
+			w.emit(args, KindCommand)
+			return
+		}
+		label = base + " " + sub
+		from++
+	}
+	i := from
+	pkgGiven := false
+	for i < len(args) {
+		a := args[i]
+		v := a.Value
+		if !a.Known {
+			w.cannotUnwrap(label, args, "an argument is not a literal")
+			return
+		}
+		if v == "--" {
+			i++
+			break
+		}
+		if !strings.HasPrefix(v, "-") {
+			break
+		}
+		name, _, hasVal := strings.Cut(v, "=")
+		switch name {
+		case "-y", "--yes", "--no", "-q", "--quiet", "--silent", "-s", "--ignore-existing", "--prefer-offline",
+			"--prefer-online", "--offline", "--no-install", "--bun", "--isolated", "-v", "--verbose",
+			"--no-project", "--frozen", "--locked", "--no-sync", "--all-extras", "--no-cache", "--refresh":
+		case "-p", "--package", "--from", "--with", "--spec", "--python", "--project", "--directory",
+			"--extra", "--group", "--with-requirements", "--env-file", "--index-url", "--index", "--pip-args":
+			if name == "-p" || name == "--package" || name == "--spec" {
+				pkgGiven = true
+			}
+			if name == "-p" && strings.HasPrefix(base, "uv") {
+				pkgGiven = false
+			}
+			if !hasVal {
+				i++
+			}
+		case "-c", "--call", "--shell-mode":
+			if !hasVal {
+				i++
+			}
+			if i >= len(args) {
+				w.cannotUnwrap(label, args, "-c needs a command")
+				return
+			}
+			_, script, _ := strings.Cut(v, "=")
+			if !hasVal {
+				script = args[i].Value
+			}
+			if c := w.deeper(label + " -c"); c != nil {
+				c.inlineScript(label+" -c", script, nil, false, allStatic(args))
+			}
+			return
+		default:
+			w.cannotUnwrap(label, args, "unknown option "+v)
+			return
+		}
+		i++
+	}
+	if i >= len(args) {
+		w.emit(args, KindCommand)
+		return
+	}
+	inner := append([]Arg(nil), args[i:]...)
+	if !pkgGiven {
+		inner[0] = lit(packageBin(inner[0].Value))
+		inner[0].Static = args[i].Static
+	}
+	w.unwrapTo(label, inner, 0, func(c *walker) { c.localBins = local })
+}
+
+// packageBin turns a package spec ("@scope/eslint@8") into the binary it provides ("eslint").
+func packageBin(spec string) string {
+	s := spec
+	if strings.HasPrefix(s, "@") {
+		if i := strings.IndexByte(s, '/'); i >= 0 {
+			s = s[i+1:]
+		}
+	}
+	if i := strings.IndexAny(s, "@=<>~"); i > 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		return spec
+	}
+	return s
+}
+
+var watchSpec = optSpec{
+	short:    "bcCdegprtwx",
+	shortArg: "nq",
+	long: []string{"beep", "color", "no-color", "differences", "errexit", "chgexit", "precise", "no-rerun",
+		"no-title", "no-wrap", "exec", "help", "version"},
+	longArg: []string{"interval", "equexit", "shotsdir"},
+}
+
+func (w *walker) watch(args []Arg) {
+	fixed := args
+	for i := 1; i < len(args); i++ {
+		if strings.HasPrefix(args[i].Value, "--differences=") {
+			fixed = append([]Arg(nil), args...)
+			fixed[i] = lit("--differences")
+		}
+	}
+	r := watchSpec.parse(fixed, 1)
+	if r.bad != "" {
+		w.cannotUnwrap("watch", args, "unknown option "+r.bad)
+		return
+	}
+	if r.next >= len(args) {
+		w.emit(args, KindCommand)
+		return
+	}
+	_, x := r.flags["x"]
+	if _, ok := r.flags["exec"]; ok {
+		x = true
+	}
+	if x {
+		w.unwrapTo("watch", args, r.next, nil)
+		return
+	}
+	w.shellString("watch", args, r.next)
+}
+
+// shellString runs args[from:] joined by spaces through sh -c (watch, ssh, …).
+func (w *walker) shellString(label string, args []Arg, from int) {
+	var b strings.Builder
+	static := true
+	for i, a := range args[from:] {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(a.Value)
+		static = static && a.Static
+	}
+	if c := w.deeper(label); c != nil {
+		c.inlineScript(label, b.String(), nil, false, static)
+	}
+}
+
+var flockSpec = optSpec{
+	short:    "sexunoF",
+	shortArg: "wEc",
+	long:     []string{"shared", "exclusive", "unlock", "nonblock", "close", "no-fork", "verbose", "help", "version"},
+	longArg:  []string{"timeout", "conflict-exit-code", "command"},
+	permute:  false,
+}
+
+func (w *walker) flock(args []Arg) {
+	r := flockSpec.parse(args, 1)
+	if r.bad != "" {
+		w.cannotUnwrap("flock", args, "unknown option "+r.bad)
+		return
+	}
+	cmd, ok := r.flags["c"]
+	if !ok {
+		cmd, ok = r.flags["command"]
+	}
+	if !ok && r.next+1 < len(args) {
+		// flock FILE -c CMD: the option after the file.
+		if v := args[r.next+1].Value; (v == "-c" || v == "--command") && r.next+2 < len(args) {
+			cmd, ok = args[r.next+2].Value, true
+		}
+	}
+	if ok {
+		if c := w.deeper("flock -c"); c != nil {
+			c.inlineScript("flock -c", cmd, nil, false, allStatic(args))
+		}
+		return
+	}
+	w.unwrapTo("flock", args, r.next+1, nil)
+}
+
+var scriptSpec = optSpec{
+	short:    "aefqh",
+	shortArg: "cEmoTIOBt",
+	long:     []string{"append", "return", "flush", "force", "quiet", "help", "version"},
+	longArg:  []string{"command", "echo", "logging-format", "output-limit", "log-timing", "log-in", "log-out", "log-io", "timing"},
+}
+
+func (w *walker) scriptCmd(args []Arg) {
+	r := scriptSpec.parse(args, 1)
+	if r.bad != "" {
+		w.cannotUnwrap("script", args, "unknown option "+r.bad)
+		return
+	}
+	c := *w
+	out := "typescript"
+	if r.next < len(args) {
+		out = args[r.next].Value
+	}
+	c.writes = append(c.writes[:len(c.writes):len(c.writes)], Write{Target: out, Known: true})
+	c.emit(args, KindCommand)
+	cmd, ok := r.flags["c"]
+	if !ok {
+		cmd, ok = r.flags["command"]
+	}
+	if ok {
+		if d := w.deeper("script -c"); d != nil {
+			d.inlineScript("script -c", cmd, nil, false, allStatic(args))
+		}
+	}
+}
+
+// stdinScript runs the command's standard input as a shell script (at, batch, sh).
+func (w *walker) stdinScript(label string, args []Arg, posFrom int) bool {
+	text, kind := w.stdinText()
+	switch kind {
+	case stdinKnown:
+		var pos []string
+		posKnown := true
+		pos = append(pos, args[0].Value)
+		if posFrom < len(args) {
+			for _, a := range args[posFrom:] {
+				pos = append(pos, a.Value)
+				posKnown = posKnown && a.Known
+			}
+		}
+		if c := w.deeper(label + " (stdin)"); c != nil {
+			c.stdin = stdinNone()
+			if !posKnown {
+				pos = nil
+			}
+			c.inlineScript(label+" (stdin)", text, pos, true, true)
+		}
+		return true
+	case stdinPipe:
+		w.problem("%s runs a script piped in from a command whose output is unknown", label)
+		return true
+	}
+	return false
+}
+
+// shellWrapper handles sh, bash and friends.
+func (w *walker) shellWrapper(base string, args []Arg) {
+	cmdMode, stdinMode := false, false
+	i := 1
+	for i < len(args) {
+		a := args[i]
+		v := a.Value
+		if !a.Known {
+			if cmdMode {
+				break // the script
+			}
+			w.cannotUnwrap(base, args, "an option is not a literal")
+			return
+		}
+		if v == "--" || v == "-" {
+			i++
+			break
+		}
+		if strings.HasPrefix(v, "--") {
+			switch v {
+			case "--rcfile", "--init-file", "--command":
+				if v == "--command" {
+					cmdMode = true
+					i++
+					continue
+				}
+				w.problem("%s %s runs a startup file", base, v)
+				i += 2
+			default:
+				i++
+			}
+			continue
+		}
+		if len(v) > 1 && (v[0] == '-' || v[0] == '+') {
+			extra := 0
+			for j := 1; j < len(v); j++ {
+				switch v[j] {
+				case 'c':
+					cmdMode = true
+				case 's':
+					stdinMode = true
+				case 'i':
+					if v[0] == '-' {
+						w.problem("%s -i runs the interactive startup files", base)
+					}
+				case 'o', 'O':
+					extra++
+				}
+			}
+			i += 1 + extra
+			continue
+		}
+		break
+	}
+	if cmdMode {
+		if i >= len(args) {
+			w.problem("%s -c without a command", base)
+			w.emit(args, KindCommand)
+			return
+		}
+		script := args[i]
+		var pos []string
+		posKnown := true
+		if i+1 < len(args) {
+			pos = make([]string, 0, len(args)-i-1)
+			for _, a := range args[i+1:] {
+				pos = append(pos, a.Value)
+				posKnown = posKnown && a.Known
+			}
+		} else {
+			pos = shellPos(base)
+		}
+		if !posKnown {
+			pos = nil
+		}
+		label := shellLabel(base)
+		if c := w.deeper(label); c != nil {
+			c.inlineScript(label, script.Value, pos, true, script.Static)
+		}
+		return
+	}
+	if !stdinMode && i < len(args) && isStdinPath(args[i].Value) {
+		stdinMode = true
+		i++
+	}
+	if !stdinMode && i < len(args) {
+		// A script file, or a process substitution whose output may be known.
+		if args[i].proc != nil {
+			out, ok := w.evalStmts(args[i].proc.Stmts, stdinNone())
+			if !ok {
+				w.problem("%s runs a script from a process substitution whose output is unknown", base)
+				w.emit(args, KindCommand)
+				return
+			}
+			if c := w.deeper(base + " <(…)"); c != nil {
+				c.inlineScript(base+" <(…)", out, nil, true, true)
+			}
+			return
+		}
+		w.emit(args, KindCommand)
+		return
+	}
+	if w.stdinScript(base, args, i) {
+		return
+	}
+	w.emit(args, KindCommand)
+}
+
+// Labels and $0 of the common shells, shared to save allocations (never modified).
+var (
+	posSh   = []string{"sh"}
+	posBash = []string{"bash"}
+	posZsh  = []string{"zsh"}
+)
+
+func shellLabel(base string) string {
+	switch base {
+	case "sh":
+		return "sh -c"
+	case "bash":
+		return "bash -c"
+	case "zsh":
+		return "zsh -c"
+	case "dash":
+		return "dash -c"
+	}
+	return base + " -c"
+}
+
+func shellPos(base string) []string {
+	switch base {
+	case "sh":
+		return posSh
+	case "bash":
+		return posBash
+	case "zsh":
+		return posZsh
+	}
+	return []string{base}
+}
+
+// isStdinPath names the files that are the standard input.
+func isStdinPath(p string) bool {
+	switch p {
+	case "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0":
+		return true
+	}
+	return false
+}
+
+// inlineScript parses and walks a script handed to a shell. fresh starts a new shell (no
+// variables or functions carried over); static says whether the script text was a literal.
+func (w *walker) inlineScript(label, script string, pos []string, fresh, static bool) {
+	if !w.step() {
+		return
+	}
+	if !static {
+		w.problem("the script run by %s is not a literal", label)
+	}
+	f, err := parse(script)
+	if err != nil {
+		w.problem("the script run by %s does not parse: %v", label, err)
+		c := w.floorOnly(label)
+		if rf := parseRecover(script); rf != nil {
+			c.walkStmts(rf.Stmts)
+		}
+		return
+	}
+	if fresh {
+		w.vars, w.varsOwned = nil, true
+		w.funcs = nil
+	}
+	if pos != nil {
+		w.pos, w.posKnown = pos, true
+	} else if fresh {
+		w.pos, w.posKnown = nil, false
+	}
+	w.pipe, w.pipePos = 0, 0
+	w.writes = nil
+	w.walkStmts(f.Stmts)
+}
+
+// script runs value as a command line found in an environment variable, git config, … .
+func (w *walker) script(label, value string, pos []string, fresh bool) {
+	if c := w.deeper(label); c != nil {
+		c.inlineScript(label, value, pos, fresh, true)
+	}
+}
+
+// builtin handles the shell builtins.
+func (w *walker) builtin(name string, args []Arg) {
+	switch name {
+	case "cd", "pushd":
+		target := ""
+		set := false
+		for _, a := range args[1:] {
+			if a.Value == "--" {
+				continue
+			}
+			if strings.HasPrefix(a.Value, "-") && a.Value != "-" && !set {
+				continue
+			}
+			if !a.Known || a.Value == "-" || a.Pattern != "" {
+				w.cwd = ""
+				set = true
+				break
+			}
+			target, set = a.Value, true
+			break
+		}
+		if !set {
+			w.cwd = w.home
+		} else if target != "" {
+			w.cwd = joinCwd(w.cwd, target)
+		}
+	case "popd":
+		w.cwd = ""
+	case "eval":
+		var b strings.Builder
+		static := true
+		for i, a := range args[1:] {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(a.Value)
+			static = static && a.Static
+		}
+		if !static {
+			w.problem("eval of a non-literal")
+		}
+		w.shared("eval", b.String(), true)
+		return
+	case "trap":
+		if len(args) >= 3 {
+			if !args[1].Static {
+				w.problem("trap of a non-literal")
+			}
+			act := args[1].Value
+			if act != "-" && act != "" && !strings.HasPrefix(act, "-") {
+				w.shared("trap", act, true)
+				return
+			}
+		}
+	case "source", ".":
+		if len(args) > 1 && args[1].proc != nil {
+			out, ok := w.evalStmts(args[1].proc.Stmts, stdinNone())
+			if ok {
+				w.shared(name, out, true)
+				return
+			}
+			w.problem("%s of a process substitution whose output is unknown", name)
+		}
+	case "alias":
+		for _, a := range args[1:] {
+			if _, v, ok := strings.Cut(a.Value, "="); ok && v != "" {
+				c := w.floorOnly("alias")
+				if d := c.deeper("alias"); d != nil {
+					d.inlineScript("alias", v, nil, false, true)
+				}
+			}
+		}
+	case "exec":
+		r := (&optSpec{short: "cl", shortArg: "a"}).parse(args, 1)
+		if r.bad == "" && r.next < len(args) {
+			w.unwrapTo("exec", args, r.next, nil)
+			return
+		}
+		if r.bad != "" {
+			w.cannotUnwrap("exec", args, "unknown option "+r.bad)
+			return
+		}
+		s := w.emit(args, KindBuiltin)
+		s.Benign = true
+		return
+	case "command":
+		r := (&optSpec{short: "pvV"}).parse(args, 1)
+		if r.bad != "" {
+			w.cannotUnwrap("command", args, "unknown option "+r.bad)
+			return
+		}
+		_, v := r.flags["v"]
+		_, vv := r.flags["V"]
+		if v || vv || r.next >= len(args) {
+			s := w.emit(args, KindBuiltin)
+			s.Benign = true
+			return
+		}
+		w.unwrapTo("command", args, r.next, nil)
+		return
+	case "builtin":
+		if len(args) > 1 {
+			if c := w.deeper("builtin"); c != nil {
+				c.builtin(args[1].Value, args[1:])
+			}
+			return
+		}
+	case "set":
+		for _, a := range args[1:] {
+			if v := a.Value; len(v) > 1 && v[0] == '-' && v != "--" && strings.ContainsRune(v, 'a') || v == "allexport" {
+				w.an.EnvExported = true
+			}
+		}
+		// set -- a b c (or set a b c) replaces the positional parameters.
+		rest := args[1:]
+		for len(rest) > 0 && rest[0].Value != "--" && len(rest[0].Value) > 1 && (rest[0].Value[0] == '-' || rest[0].Value[0] == '+') {
+			if rest[0].Value[1:] == "o" || rest[0].Value[1:] == "O" {
+				rest = rest[min(2, len(rest)):]
+				continue
+			}
+			rest = rest[1:]
+		}
+		if len(rest) > 0 && rest[0].Value == "--" || len(rest) > 0 && len(rest) < len(args)-1 || len(rest) == len(args)-1 && len(rest) > 0 {
+			if rest[0].Value == "--" {
+				rest = rest[1:]
+			}
+			pos := []string{"sh"}
+			if w.posKnown && len(w.pos) > 0 {
+				pos[0] = w.pos[0]
+			}
+			known := true
+			for _, a := range rest {
+				pos = append(pos, a.Value)
+				known = known && a.Known
+			}
+			w.pos, w.posKnown = pos, known
+		}
+	case "export", "declare", "typeset", "local", "readonly":
+		w.declOptions(name, args[1:])
+		for _, a := range args[1:] {
+			if isAssignment(a.Value) {
+				n, v, _ := strings.Cut(a.Value, "=")
+				w.assignVar(n, v, a.Known)
+				w.exported(name, n, args[1:])
+			} else if name == "export" && isName(a.Value) {
+				w.exported(name, a.Value, args[1:])
+			}
+		}
+	case "read", "getopts", "printf":
+		for i := 1; i < len(args); i++ {
+			v := args[i].Value
+			if !args[i].Known {
+				w.problem("%s assigns to a variable whose name is not a literal", name)
+				continue
+			}
+			if name == "printf" {
+				if v == "-v" && i+1 < len(args) {
+					w.assigned(args[i+1].Value)
+				}
+				continue
+			}
+			if isName(v) {
+				w.assigned(v)
+			}
+		}
+	}
+	s := w.emit(args, KindBuiltin)
+	s.Benign = benignBuiltins[name]
+}
+
+func isName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for j := 0; j < len(s); j++ {
+		c := s[j]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// declOptions looks at the options of export/declare: namerefs (-n) can make any later
+// assignment write any variable, so they are not analysable.
+func (w *walker) declOptions(name string, args []Arg) {
+	for _, a := range args {
+		v := a.Value
+		if !a.Known {
+			w.problem("%s of a non-literal", name)
+			continue
+		}
+		if len(v) > 1 && (v[0] == '-' || v[0] == '+') && !strings.ContainsRune(v, '=') {
+			if strings.ContainsRune(v[1:], 'n') && name != "export" {
+				w.problem("%s -n (a name reference)", name)
+			}
+		}
+	}
+}
+
+// exported records that the command line exports a variable to the programs it runs.
+func (w *walker) exported(builtin, name string, args []Arg) {
+	if builtin != "export" {
+		exp := false
+		for _, a := range args {
+			if len(a.Value) > 1 && a.Value[0] == '-' && strings.ContainsRune(a.Value, 'x') && !strings.ContainsRune(a.Value, '=') {
+				exp = true
+			}
+		}
+		if !exp {
+			return
+		}
+	}
+	if !HarmlessEnv(name) {
+		w.an.EnvExported = true
+	}
+}
+
+// shared runs a script in the current shell (eval, trap, source): variables, functions and the
+// working directory carry over both ways.
+func (w *walker) shared(label, script string, static bool) {
+	c := w.deeper(label)
+	if c == nil {
+		return
+	}
+	c.varsOwned = w.varsOwned
+	c.inlineScript(label, script, nil, false, static)
+	w.cwd, w.vars, w.funcs = c.cwd, c.vars, c.funcs
+	w.varsOwned = c.varsOwned
+}
+
+// callFunc records a call to a function declared earlier, and replays its body for the floor
+// with the call's arguments as positional parameters.
+func (w *walker) callFunc(name string, body *syntax.Stmt, args []Arg) {
+	s := w.emit(args, KindFunction)
+	s.Benign = true
+	for _, c := range w.calls {
+		if c == name {
+			return
+		}
+	}
+	if len(w.calls) >= 4 || len(args) < 2 || w.sh.replays >= maxReplays {
+		return
+	}
+	w.sh.replays++
+	pos := make([]string, len(args))
+	for i, a := range args {
+		if !a.Known {
+			return
+		}
+		pos[i] = a.Value
+	}
+	c := w.floorOnly("function " + name)
+	c.calls = append(w.calls[:len(w.calls):len(w.calls)], name)
+	c.pos, c.posKnown = pos, true
+	c.walkStmt(body)
+}
