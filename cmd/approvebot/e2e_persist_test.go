@@ -1,0 +1,55 @@
+package main
+
+import (
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/approvebot/approvebot/internal/testserver"
+)
+
+// With allow_always = "persist", a human's "allow always" stores the command's resolved
+// executables in the allowlist: later calls of that executable are allowed by policy, in
+// any session, until an operator revokes the entry.
+func TestAllowAlwaysPersistsAndRevokes(t *testing.T) {
+	touch, err := exec.LookPath("touch")
+	if err != nil {
+		t.Skip("no touch on PATH")
+	}
+	touch, _ = filepath.EvalSymlinks(touch)
+	s := testserver.Start(t, testserver.Options{Config: "[policy]\nallow_always = \"persist\"\n"})
+	id := pendingID(t, s, bash("p1", "touch /tmp/approvebot-persist-a"))
+	code, m := decide(t, s, id, "allow_always", "")
+	if code != 200 {
+		t.Fatalf("decide: %d %v", code, m)
+	}
+	want(t, m, "outcome", "allow_always", "allowed", true, "source", "human")
+
+	_, list := s.JSON(t, "GET", "/v1/allowlist", operator, nil)
+	entries := list["entries"].([]any)
+	if len(entries) != 1 {
+		t.Fatalf("allowlist: %v", list)
+	}
+	pattern := entries[0].(map[string]any)["pattern"].(string)
+	if pattern != touch && filepath.Base(pattern) != "touch" {
+		t.Fatalf("persisted pattern %q, want the resolved touch (%s)", pattern, touch)
+	}
+	// Another file, another session: allowed by the persisted entry.
+	_, m = ask(t, s, bash("p2", "touch /tmp/approvebot-persist-b"))
+	want(t, m, "allowed", true, "source", "policy")
+	// Another executable still asks.
+	pendingID(t, s, bash("p2", "mkdir /tmp/approvebot-persist-c"))
+	// The entry survives a restart.
+	s2 := s.Restart(t)
+	_, m = ask(t, s2, bash("p3", "touch /tmp/approvebot-persist-d"))
+	want(t, m, "allowed", true, "source", "policy")
+
+	if code, m := s2.JSON(t, "DELETE", "/v1/allowlist?pattern="+url.QueryEscape(pattern), agent, nil); code != 403 {
+		t.Fatalf("agent revoked: %d %v", code, m)
+	}
+	if code, m := s2.JSON(t, "DELETE", "/v1/allowlist?pattern="+url.QueryEscape(pattern), operator, nil); code != 200 {
+		t.Fatalf("revoke: %d %v", code, m)
+	}
+	pendingID(t, s2, bash("p3", "touch /tmp/approvebot-persist-e"))
+}
