@@ -166,10 +166,13 @@ func (s *Store) Check() error {
 	})
 }
 
-var batchOps, batchCount atomic.Uint64
+var batchOps, batchCount, batchNanos atomic.Uint64
 
 // BatchStats reports how many writes and group commits the process made.
 func BatchStats() (writes, commits uint64) { return batchOps.Load(), batchCount.Load() }
+
+// CommitTime is the time the process spent in group commits (writing and fsyncing), in all.
+func CommitTime() time.Duration { return time.Duration(batchNanos.Load()) }
 
 // ErrClosed is returned by writes after Close.
 var ErrClosed = errors.New("store is closed")
@@ -214,7 +217,9 @@ func (s *Store) writer() {
 		}
 		batchOps.Add(uint64(len(batch)))
 		batchCount.Add(1)
+		start := time.Now()
 		s.commit(batch)
+		batchNanos.Add(uint64(time.Since(start)))
 	}
 }
 

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// HoldReport is the figures of the hold mode: many requests pending at once.
+type HoldReport struct {
+	Requested int `json:"requested"`
+	// Held is how many the server listed as pending at once.
+	Held int `json:"held"`
+	// Polling is how many agents were long-polling their request while it was held.
+	Polling      int            `json:"polling"`
+	CreateRPS    float64        `json:"create_rps"`
+	CreateTime   float64        `json:"create_s"`
+	ListTime     float64        `json:"list_pending_ms"`
+	RSSHeld      int64          `json:"rss_held_bytes"`
+	RSSBefore    int64          `json:"rss_before_bytes"`
+	PeakRSS      int64          `json:"peak_rss_bytes"`
+	DecideRPS    float64        `json:"decide_rps"`
+	Released     int            `json:"released"`
+	PressToAgent Dist           `json:"press_to_agent"`
+	Errors       map[string]int `json:"errors"`
+	// Runtime is the server's own view of its memory while the requests are held (from the
+	// Go collector on /metrics): where the RSS goes.
+	Runtime map[string]float64 `json:"runtime,omitempty"`
+}
+
+// hold files n requests a human must decide (100 per session, under the per-session cap),
+// optionally with an agent long-polling each, reads the server's memory while they are all
+// pending, then decides them all and checks every waiting agent learned its decision.
+func (d *driver) hold(ctx context.Context, n int, poll bool, stderr func(string, ...any)) (*HoldReport, error) {
+	rep := &HoldReport{Requested: n}
+	errs := errCounts{}
+	var emu sync.Mutex
+	addErr := func(s string) { emu.Lock(); errs.add(s); emu.Unlock() }
+	_, rep.RSSBefore, _ = procStatus(d.t.pid)
+
+	ids := make([]string, n)
+	tokens := make([]string, n)
+	var next atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	workers := min(64, n)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				tok := d.t.agents[i%len(d.t.agents)]
+				body := mustJSON(map[string]any{"tool": "bash", "args": map[string]any{"command": fmt.Sprintf("%shold-%d", humanPrefix, i)},
+					"session": "hold-" + strconv.Itoa(i/100)})
+				cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
+				code, raw, err := d.api.do(cctx, "POST", "/v1/requests", tok, body)
+				cancel()
+				if err != nil || code != 202 {
+					addErr(errName("hold_create", code, raw, err))
+					continue
+				}
+				v, err := decodeView(raw)
+				if err != nil || v.State != "pending" {
+					addErr("hold_create_not_pending")
+					continue
+				}
+				ids[i], tokens[i] = v.ID, tok
+			}
+		}()
+	}
+	wg.Wait()
+	rep.CreateTime = time.Since(start).Seconds()
+	rep.CreateRPS = float64(n) / rep.CreateTime
+	stderr("hold: %d requests filed in %.1fs", n, rep.CreateTime)
+
+	// Agents long-poll their own request, as the real client does while a human thinks.
+	type result struct {
+		id   string
+		seen time.Time
+		ok   bool
+	}
+	results := make(chan result, n)
+	var polling sync.WaitGroup
+	if poll {
+		for i, id := range ids {
+			if id == "" {
+				continue
+			}
+			polling.Add(1)
+			rep.Polling++
+			go func() {
+				defer polling.Done()
+				for {
+					cctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+					code, raw, err := d.api.do(cctx, "GET", "/v1/requests/"+id+"?wait=5m", tokens[i], nil)
+					cancel()
+					if err != nil || (code != 200 && code != 202) {
+						addErr(errName("hold_poll", code, raw, err))
+						results <- result{id: id}
+						return
+					}
+					v, err := decodeView(raw)
+					if err != nil {
+						addErr("hold_poll_bad_answer")
+						results <- result{id: id}
+						return
+					}
+					if v.State != "pending" {
+						results <- result{id: id, seen: time.Now(), ok: v.State == "allowed" && v.Allowed}
+						return
+					}
+				}
+			}()
+		}
+		// Give every long-poll time to reach the server and park.
+		time.Sleep(time.Duration(2+n/5000) * time.Second)
+	}
+
+	listStart := time.Now()
+	list, err := d.pending(ctx)
+	rep.ListTime = float64(time.Since(listStart).Microseconds()) / 1000
+	if err != nil {
+		return rep, fmt.Errorf("listing pending requests: %w", err)
+	}
+	rep.Held = len(list)
+	rep.RSSHeld = rssNow(d.t.pid)
+	rep.Runtime = d.runtimeStats(ctx)
+	rep.PeakRSS, _, _ = procStatus(d.t.pid)
+	stderr("hold: %d pending at once, server RSS %.1f MiB (peak %.1f MiB)", rep.Held, mib(rep.RSSHeld), mib(rep.PeakRSS))
+
+	// Release: decide every one of them, as fast as the approvers can.
+	d.presses = map[string]press{}
+	d.apErrs = errCounts{}
+	d.notes = errCounts{}
+	work := make(chan string, 1024)
+	var dw sync.WaitGroup
+	for w := 0; w < max(1, d.opts.approvers); w++ {
+		dw.Add(1)
+		go func() {
+			defer dw.Done()
+			for id := range work {
+				d.decide(ctx, id, "allow_once")
+			}
+		}()
+	}
+	dstart := time.Now()
+	for _, id := range ids {
+		if id != "" {
+			work <- id
+		}
+	}
+	close(work)
+	dw.Wait()
+	rep.DecideRPS = float64(len(d.presses)) / time.Since(dstart).Seconds()
+	errs.merge(d.apErrs)
+	if poll {
+		polling.Wait()
+		close(results)
+		var lat []time.Duration
+		for r := range results {
+			if !r.ok {
+				addErr("hold_agent_not_allowed")
+				continue
+			}
+			rep.Released++
+			if p, ok := d.presses[r.id]; ok {
+				lat = append(lat, r.seen.Sub(p.sent))
+			}
+		}
+		rep.PressToAgent = distOf(lat)
+	} else {
+		rep.Released = len(d.presses)
+	}
+	peak, _, _ := procStatus(d.t.pid)
+	rep.PeakRSS = max(rep.PeakRSS, peak)
+	rep.Errors = errs
+	return rep, nil
+}
+
+func rssNow(pid int) int64 {
+	_, rss, _ := procStatus(pid)
+	return rss
+}
+
+// runtimeMetrics are the Go collector's figures that explain the server's RSS.
+var runtimeMetrics = []string{
+	"go_goroutines", "go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes",
+	"go_memstats_heap_idle_bytes", "go_memstats_heap_released_bytes", "go_memstats_sys_bytes",
+}
+
+// runtimeStats reads the server's Go runtime figures from /metrics (nil when unavailable).
+func (d *driver) runtimeStats(ctx context.Context) map[string]float64 {
+	cctx, cancel := context.WithTimeout(ctx, d.callTimeout)
+	defer cancel()
+	code, raw, err := d.api.do(cctx, "GET", "/metrics", d.t.operator, nil)
+	if err != nil || code != 200 {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		name, val, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		for _, m := range runtimeMetrics {
+			if name == m {
+				if f, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
+					out[m] = f
+				}
+			}
+		}
+	}
+	return out
+}
