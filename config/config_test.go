@@ -100,7 +100,7 @@ func TestExampleDocumentsEveryKey(t *testing.T) {
 			if key == "" || key == "-" {
 				continue
 			}
-			if !regexp.MustCompile(`(?m)^#?\s*\[*` + regexp.QuoteMeta(key) + `\b`).MatchString(example) &&
+			if !regexp.MustCompile(`(?m)^#?\s*\[*`+regexp.QuoteMeta(key)+`\b`).MatchString(example) &&
 				!strings.Contains(example, "["+prefix+key+"]") && !strings.Contains(example, "[["+prefix+key+"]]") {
 				t.Errorf("config.example.toml does not document %s%s", prefix, key)
 			}
