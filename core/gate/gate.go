@@ -13,8 +13,10 @@ import (
 	"log/slog"
 	"path"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/approvebot/approvebot/core/approval"
@@ -243,12 +245,19 @@ const (
 	maxReasonLen  = 2000
 )
 
+func invisibleInName(r rune) bool {
+	return unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError
+}
+
 func validateAsk(a *Ask) error {
 	switch {
 	case a.Tool == "":
 		return invalid("tool is required")
 	case len(a.Tool) > maxToolLen || !utf8.ValidString(a.Tool):
 		return invalid("tool must be valid UTF-8 of at most %d bytes", maxToolLen)
+	case strings.IndexFunc(a.Tool, invisibleInName) >= 0:
+		// "bash ", "bash\u0000" or "ba\u200bsh" must not pass for another tool.
+		return invalid("tool must not contain spaces, control or invisible characters")
 	case a.Session == "":
 		return invalid("session is required")
 	case len(a.Session) > maxSessionLen || len(a.ParentSession) > maxSessionLen:
@@ -521,7 +530,8 @@ func (g *Gate) decideNow(ctx context.Context, rec *approval.Request, outcome app
 		return approval.Request{}, fmt.Errorf("storing decision: %w", err)
 	}
 	g.metrics.Decided(outcome, source, 0)
-	g.log.Info("request decided", "request_id", rec.ID, "session", rec.Session, "outcome", outcome, "source", source, "rule", rec.Rule, "summary", rec.Summary)
+	// Immediate decisions are the hot path and all in the audit trail: debug level only.
+	g.log.Debug("request decided", "request_id", rec.ID, "session", rec.Session, "outcome", outcome, "source", source, "rule", rec.Rule, "summary", rec.Summary)
 	return *rec, nil
 }
 

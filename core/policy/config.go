@@ -71,8 +71,16 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText writes the duration string.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
-// DefaultShellTools are the tools whose "command" argument is a shell command line.
-var DefaultShellTools = map[string]string{"bash": "command", "Bash": "command", "shell": "command", "exec": "command"}
+// DefaultShellTools are the tools whose "command" argument is a shell command line: DESIGN's
+// bash, Bash, shell and exec, plus the shells themselves and the names other agents give
+// their shell tool (Gemini CLI's run_shell_command, Cursor's run_terminal_cmd, Cline's
+// execute_command). Names also match case-insensitively.
+var DefaultShellTools = map[string]string{
+	"bash": "command", "Bash": "command", "shell": "command", "exec": "command",
+	"sh": "command", "zsh": "command", "dash": "command", "ksh": "command", "fish": "command",
+	"powershell": "command", "pwsh": "command", "cmd": "command",
+	"run_shell_command": "command", "run_terminal_cmd": "command", "execute_command": "command",
+}
 
 // Defaults fills what the config left empty.
 func (c *Config) Defaults() {

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"strings"
+
 	"github.com/approvebot/approvebot/core/approval"
 )
 
@@ -29,16 +31,26 @@ type Evaluation struct {
 }
 
 // Command is the shell command of a shell-tool call, or ok=false when the tool is not a
-// shell tool. A shell tool whose command argument is missing or not a string yields ok=true
-// and an empty command, which the command policy refuses to allow.
+// shell tool. Shell tools match exactly or, failing that, case-insensitively ("BASH" is bash:
+// an agent must not slip past the command policy by spelling). A shell tool whose command
+// argument is missing or not a string yields ok=true and an empty command, which the
+// command policy refuses to allow.
 func (e *Engine) Command(tool string, args map[string]any) (cmd string, ok bool) {
 	arg, isShell := e.cfg.Exec.ShellTools[tool]
+	if !isShell {
+		arg, isShell = e.shellFold[strings.ToLower(tool)]
+	}
 	if !isShell {
 		return "", false
 	}
 	s, _ := args[arg].(string)
 	return s, true
 }
+
+// commandLikeArgs are argument names that carry a command line in tools the config does not
+// name as shell tools. The floor is applied to them too, so a renamed shell tool (a custom
+// "run" tool, an MCP server's "execute") cannot carry `rm -rf /` past it.
+var commandLikeArgs = []string{"command", "cmd", "script", "command_line", "commandLine", "shell_command"}
 
 // CommandInput is one shell command line to judge.
 type CommandInput struct {
@@ -106,6 +118,8 @@ type Engine struct {
 	globalTier  Tier
 	commands    CommandJudge
 	askFallback string
+	// shellFold maps lower-cased shell tool names to their command argument.
+	shellFold map[string]string
 }
 
 // NewEngine validates cfg and builds the engine. persisted may be nil.
@@ -124,7 +138,11 @@ func NewEngine(cfg Config, persisted PersistedAllowlist) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{cfg: cfg, perms: perms, def: def, globalTier: tier, commands: judge, askFallback: cfg.AskFallback}, nil
+	fold := make(map[string]string, len(cfg.Exec.ShellTools))
+	for name, arg := range cfg.Exec.ShellTools {
+		fold[strings.ToLower(name)] = arg
+	}
+	return &Engine{cfg: cfg, perms: perms, def: def, globalTier: tier, commands: judge, askFallback: cfg.AskFallback, shellFold: fold}, nil
 }
 
 // Config returns the effective (defaulted) configuration.
@@ -143,6 +161,16 @@ func (e *Engine) Evaluate(in Input) Evaluation {
 	}
 	cmd, isShell := e.Command(in.Tool, in.Args)
 	if !isShell {
+		for _, name := range commandLikeArgs {
+			line, ok := in.Args[name].(string)
+			if !ok || line == "" {
+				continue
+			}
+			if j := e.commands.Judge(CommandInput{Command: line, Cwd: in.Cwd, Agent: in.Agent}); j.Source == approval.SourceFloor {
+				ev.Verdict, ev.Source, ev.Rule, ev.Reason = Deny, j.Source, j.Rule, j.Reason
+				return ev
+			}
+		}
 		return ev
 	}
 	j := e.commands.Judge(CommandInput{Command: cmd, Cwd: in.Cwd, Agent: in.Agent})
