@@ -320,31 +320,50 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 		rec.AlwaysPatterns = ev.Shell.AlwaysPatterns
 	}
 
+	type immediate struct {
+		outcome      approval.Outcome
+		source       approval.Source
+		reason, text string
+	}
+	var decided *immediate
 	switch {
 	case ev.Source == approval.SourceFloor:
-		return g.decideNow(ctx, &rec, approval.OutcomeDeny, approval.SourceFloor, ev.Reason, msgDeniedPolicy("floor", ev.Rule, ev.Reason))
+		decided = &immediate{approval.OutcomeDeny, approval.SourceFloor, ev.Reason, msgDeniedPolicy("floor", ev.Rule, ev.Reason)}
 	case look.Session.Paused:
-		return g.decideNow(ctx, &rec, approval.OutcomeDeny, approval.SourcePaused, "session paused", msgPaused(a.Session))
+		decided = &immediate{approval.OutcomeDeny, approval.SourcePaused, "session paused", msgPaused(a.Session)}
 	case ev.Verdict == policy.Deny:
-		return g.decideNow(ctx, &rec, approval.OutcomeDeny, ev.Source, ev.Reason, msgDeniedPolicy(string(ev.Source), ev.Rule, ev.Reason))
+		decided = &immediate{approval.OutcomeDeny, ev.Source, ev.Reason, msgDeniedPolicy(string(ev.Source), ev.Rule, ev.Reason)}
 	case ev.Verdict == policy.Allow:
-		return g.decideNow(ctx, &rec, approval.OutcomeAllowOnce, ev.Source, ev.Reason, msgAllowedPolicy(ev.Rule))
+		decided = &immediate{approval.OutcomeAllowOnce, ev.Source, ev.Reason, msgAllowedPolicy(ev.Rule)}
 	case look.Denied:
-		return g.decideNow(ctx, &rec, approval.OutcomeDeny, approval.SourceLedger, "denied earlier in this session", msgLedger())
+		decided = &immediate{approval.OutcomeDeny, approval.SourceLedger, "denied earlier in this session", msgLedger()}
 	case look.Granted:
-		return g.decideNow(ctx, &rec, approval.OutcomeAllowSession, approval.SourceGrant, "", msgAllowedGrant())
+		decided = &immediate{approval.OutcomeAllowSession, approval.SourceGrant, "", msgAllowedGrant()}
 	case scope.unattended:
-		return g.decideNow(ctx, &rec, approval.OutcomeDeny, approval.SourceUnattended, "no human is attached", msgUnattended())
+		decided = &immediate{approval.OutcomeDeny, approval.SourceUnattended, "no human is attached", msgUnattended()}
+	}
+	if decided != nil {
+		if err := g.recordParent(ctx, scope); err != nil {
+			return approval.Request{}, err
+		}
+		return g.decideNow(ctx, &rec, decided.outcome, decided.source, decided.reason, decided.text)
 	}
 
 	rec.Routes = g.route(&rec)
 	if len(rec.Routes) == 0 && !(len(g.channels) == 0 && g.opts.OperatorOnly) {
+		if err := g.recordParent(ctx, scope); err != nil {
+			return approval.Request{}, err
+		}
 		return g.fallbackNow(ctx, &rec, g.engine.FallbackAllows(ev))
 	}
 	rec.ExpiresAt = now.Add(g.opts.ApprovalTimeout)
 	rec.ShowAllowAlways = g.engine.Config().AllowAlways == "persist" && len(rec.AlwaysPatterns) > 0
 	w := &waiter{done: make(chan struct{}), rec: rec, fallback: g.engine.FallbackAllows(ev), createdAt: now}
 	if err := g.admit(&rec, w); err != nil {
+		return approval.Request{}, err
+	}
+	if err := g.recordParent(ctx, scope); err != nil {
+		g.forget(rec.ID)
 		return approval.Request{}, err
 	}
 	if err := g.store.Create(ctx, &rec, g.auditOf(&rec, approval.EventRequest)); err != nil {
@@ -366,6 +385,19 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 type scope struct {
 	tier       policy.Tier
 	unattended bool
+	// link is the session record to store when this request names a new parent; it is
+	// written only once the request itself will be stored.
+	link *ledger.Session
+}
+
+func (g *Gate) recordParent(ctx context.Context, sc scope) error {
+	if sc.link == nil {
+		return nil
+	}
+	if err := g.store.PutSession(ctx, *sc.link, nil); err != nil {
+		return fmt.Errorf("recording parent session: %w", err)
+	}
+	return nil
 }
 
 // resolveScope resolves the tier (request > session > global, an agent can only tighten)
@@ -393,14 +425,15 @@ func (g *Gate) resolveScope(ctx context.Context, s *ledger.Session, a Ask, calle
 	parent := a.ParentSession
 	if parent == "" {
 		parent = s.Parent
-	} else if s.Parent == "" {
+	}
+	var link *ledger.Session
+	if a.ParentSession != "" && s.Parent == "" {
 		s.Parent = parent
 		if s.Name == "" {
 			s.Name = a.Session
 		}
-		if err := g.store.PutSession(ctx, *s, nil); err != nil {
-			return scope{}, fmt.Errorf("recording parent session: %w", err)
-		}
+		l := *s
+		link = &l
 	}
 	seen := map[string]bool{a.Session: true}
 	for depth := 0; parent != "" && !seen[parent] && depth < 16; depth++ {
@@ -421,7 +454,7 @@ func (g *Gate) resolveScope(ctx context.Context, s *ledger.Session, a Ask, calle
 		}
 		parent = ps.Parent
 	}
-	return scope{tier: tier, unattended: unattended}, nil
+	return scope{tier: tier, unattended: unattended, link: link}, nil
 }
 
 func (g *Gate) route(r *approval.Request) []approval.Target {
