@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 	"sync"
+
+	"github.com/approvebot/approvebot/core/shell"
 )
 
 // Allowlist matches resolved executable paths against [[policy.exec.allowlist]] patterns:
@@ -220,7 +222,7 @@ func globMatch(p, s string) bool {
 			if len(s) == 0 || s[0] == '/' {
 				return false
 			}
-			ok, n := matchClass(p, s[0])
+			ok, n := shell.MatchClass(p, s[0])
 			if n == 0 || !ok {
 				return false
 			}
@@ -238,35 +240,6 @@ func globMatch(p, s string) bool {
 		}
 	}
 	return len(s) == 0
-}
-
-// matchClass matches c against the class at the start of p and returns the class length.
-func matchClass(p string, c byte) (bool, int) {
-	i := 1
-	neg := false
-	if i < len(p) && (p[i] == '!' || p[i] == '^') {
-		neg = true
-		i++
-	}
-	matched := false
-	first := true
-	for i < len(p) && (p[i] != ']' || first) {
-		first = false
-		lo := p[i]
-		hi := lo
-		if i+2 < len(p) && p[i+1] == '-' && p[i+2] != ']' {
-			hi = p[i+2]
-			i += 2
-		}
-		if lo <= c && c <= hi {
-			matched = true
-		}
-		i++
-	}
-	if i >= len(p) {
-		return false, 0
-	}
-	return matched != neg, i + 1
 }
 
 // persistedCache compiles the run-time ("allow always") entries once per distinct entry.

@@ -3,6 +3,8 @@ package policy
 import (
 	"strings"
 	"testing"
+
+	"github.com/approvebot/approvebot/core/shell"
 )
 
 func TestAllowlistMatch(t *testing.T) {
@@ -106,8 +108,8 @@ func TestGlobMatchers(t *testing.T) {
 		{`a\*`, "ab", false},
 		{"*a*a*a*a*a*b", strings.Repeat("a", 2000), false},
 	} {
-		if got := textMatch(tc.p, tc.s); got != tc.want {
-			t.Errorf("textMatch(%q, %q) = %v", tc.p, tc.s, got)
+		if got := shell.Match(tc.p, tc.s); got != tc.want {
+			t.Errorf("shell.Match(%q, %q) = %v", tc.p, tc.s, got)
 		}
 	}
 }

@@ -77,7 +77,7 @@ func (r *execRule) matches(s *shell.Segment, resolved, real string) bool {
 	if r.args == "" {
 		return true
 	}
-	return textMatch(r.args, joinArgs(s.Args[1:]))
+	return shell.Match(r.args, joinArgs(s.Args[1:]))
 }
 
 func joinArgs(args []shell.Arg) string {
@@ -89,54 +89,4 @@ func joinArgs(args []shell.Arg) string {
 		b.WriteString(a.Value)
 	}
 	return b.String()
-}
-
-// textMatch matches s against a glob where "*" matches any run of characters (spaces and
-// slashes included), "?" any one character, "[…]" a class and "\" escapes. It runs in
-// O(len(p)·len(s)) whatever the pattern.
-func textMatch(p, s string) bool {
-	pi, si := 0, 0
-	starP, starS := -1, 0
-	for si < len(s) {
-		if pi < len(p) {
-			switch p[pi] {
-			case '*':
-				starP, starS = pi, si
-				pi++
-				continue
-			case '?':
-				pi++
-				si++
-				continue
-			case '[':
-				if ok, n := matchClass(p[pi:], s[si]); n > 0 && ok {
-					pi += n
-					si++
-					continue
-				}
-			case '\\':
-				if pi+1 < len(p) && p[pi+1] == s[si] {
-					pi += 2
-					si++
-					continue
-				}
-			default:
-				if p[pi] == s[si] {
-					pi++
-					si++
-					continue
-				}
-			}
-		}
-		if starP >= 0 {
-			starS++
-			pi, si = starP+1, starS
-			continue
-		}
-		return false
-	}
-	for pi < len(p) && p[pi] == '*' {
-		pi++
-	}
-	return pi == len(p)
 }

@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"path"
 	"strconv"
 	"strings"
 	"unicode"
@@ -574,7 +573,7 @@ func (w *walker) paramValue(p *syntax.ParamExp) (string, bool) {
 
 // trimPattern implements ${x#p}, ${x##p}, ${x%p} and ${x%%p}.
 func trimPattern(s, pat string, op syntax.ParExpOperator) string {
-	match := func(t string) bool { return shellMatch(pat, t) }
+	match := func(t string) bool { return Match(pat, t) }
 	switch op {
 	case syntax.RemSmallPrefix:
 		for i := 0; i <= len(s); i++ {
@@ -602,57 +601,6 @@ func trimPattern(s, pat string, op syntax.ParExpOperator) string {
 		}
 	}
 	return s
-}
-
-// shellMatch matches s against a shell pattern: "*" matches any run of characters ("/"
-// included), "?" one character, "[…]" a class, "\\" escapes. O(len(p)·len(s)).
-func shellMatch(p, s string) bool {
-	pi, si := 0, 0
-	starP, starS := -1, 0
-	for si < len(s) {
-		if pi < len(p) {
-			switch p[pi] {
-			case '*':
-				starP, starS = pi, si
-				pi++
-				continue
-			case '?':
-				pi++
-				si++
-				continue
-			case '[':
-				if end := strings.IndexByte(p[pi+1:], ']'); end >= 0 {
-					if ok, _ := path.Match(p[pi:pi+end+2], s[si:si+1]); ok {
-						pi += end + 2
-						si++
-						continue
-					}
-				}
-			case '\\':
-				if pi+1 < len(p) && p[pi+1] == s[si] {
-					pi += 2
-					si++
-					continue
-				}
-			default:
-				if p[pi] == s[si] {
-					pi++
-					si++
-					continue
-				}
-			}
-		}
-		if starP >= 0 {
-			starS++
-			pi, si = starP+1, starS
-			continue
-		}
-		return false
-	}
-	for pi < len(p) && p[pi] == '*' {
-		pi++
-	}
-	return pi == len(p)
 }
 
 // litParam reports $X or ${X} of a variable assigned literal text earlier in the same command.
