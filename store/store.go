@@ -156,7 +156,23 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
-// Check runs bbolt's consistency check.
+// Ping reports whether the database is open and readable (cheap: for /healthz).
+func (s *Store) Ping() error {
+	s.mu.RLock()
+	closed := s.closed
+	s.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	return s.db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketMeta) == nil {
+			return errors.New("meta bucket missing")
+		}
+		return nil
+	})
+}
+
+// Check runs bbolt's consistency check (walks the whole file: tests and tools, not probes).
 func (s *Store) Check() error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		for err := range tx.Check() {

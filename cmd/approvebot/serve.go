@@ -90,7 +90,7 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 		MaxWait: cfg.Server.MaxWait.Duration, RateLimit: cfg.Server.RateLimit, RateBurst: cfg.Server.RateBurst,
 		Metrics: m, Logger: log, Extra: handlers,
 		Health: func(ctx context.Context) (bool, map[string]gate.Health) {
-			return st.Check() == nil, channelHealth(chans)
+			return st.Ping() == nil, channelHealth(chans)
 		},
 	})
 	if err != nil {
