@@ -1,0 +1,181 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/approvebot/approvebot/core/approval"
+	"github.com/approvebot/approvebot/core/ledger"
+	"github.com/approvebot/approvebot/core/render"
+)
+
+func (g *Gate) arm(w *waiter, d time.Duration) {
+	id := w.rec.ID
+	if d < 0 {
+		d = 0
+	}
+	g.mu.Lock()
+	w.timer = time.AfterFunc(d, func() { g.expire(id) })
+	g.mu.Unlock()
+}
+
+func (g *Gate) expire(id string) {
+	res := approval.Resolution{
+		State: approval.StateDenied, Outcome: approval.OutcomeTimeout, Source: approval.SourceTimeout,
+		DecidedBy: "approvebot", Reason: "no human answered in time", Message: msgTimeout(g.opts.ApprovalTimeout),
+	}
+	if _, err := g.resolve(g.bg, id, res); err != nil {
+		var lost *AlreadyDecidedError
+		if !errors.As(err, &lost) && !errors.Is(err, context.Canceled) {
+			g.log.Error("timing out request failed", "request_id", id, "err", err)
+		}
+	}
+}
+
+// decideNow stores an immediate decision and returns it.
+func (g *Gate) decideNow(ctx context.Context, rec *approval.Request, outcome approval.Outcome, source approval.Source, reason, msg string) (approval.Request, error) {
+	rec.Outcome, rec.Source, rec.Reason, rec.Message = outcome, source, reason, msg
+	rec.Allowed = outcome.Allows()
+	rec.State = approval.StateDenied
+	if rec.Allowed {
+		rec.State = approval.StateAllowed
+	}
+	rec.DecidedAt = rec.CreatedAt
+	rec.DecidedBy = "approvebot"
+	rec.Routes = nil
+	if err := g.store.Create(ctx, rec, g.auditOf(rec, approval.EventDecision)); err != nil {
+		return approval.Request{}, fmt.Errorf("storing decision: %w", err)
+	}
+	g.metrics.Decided(outcome, source, 0)
+	// Immediate decisions are the hot path and all in the audit trail: debug level only.
+	g.log.Debug("request decided", "request_id", rec.ID, "session", rec.Session, "outcome", outcome, "source", source, "rule", rec.Rule, "summary", rec.Summary)
+	return *rec, nil
+}
+
+func (g *Gate) fallbackNow(ctx context.Context, rec *approval.Request, allows bool) (approval.Request, error) {
+	if allows {
+		return g.decideNow(ctx, rec, approval.OutcomeAllowOnce, approval.SourceFallback, "no channel could deliver; allowlist satisfied", msgAllowedFallback())
+	}
+	return g.decideNow(ctx, rec, approval.OutcomeDeny, approval.SourceFallback, "no channel could deliver the card", msgFallback())
+}
+
+func (g *Gate) auditOf(r *approval.Request, event string) approval.AuditEntry {
+	return approval.AuditEntry{
+		Time: g.now().UTC(), Event: event, RequestID: r.ID, Session: r.Session, Agent: r.Agent, Tool: r.Tool,
+		State: r.State, Outcome: r.Outcome, Source: r.Source, DecidedBy: r.DecidedBy, Reason: r.Reason,
+		Summary: r.Summary, Fingerprint: r.Fingerprint, Rule: r.Rule,
+	}
+}
+
+// Decide applies a human's or operator's decision through the single compare-and-set.
+func (g *Gate) Decide(ctx context.Context, id string, d Decision) (approval.Request, error) {
+	outcome := d.Outcome
+	switch outcome {
+	case approval.OutcomeAllowOnce, approval.OutcomeAllowSession, approval.OutcomeDeny:
+	case approval.OutcomeAllowAlways:
+		// Clamped to a session grant unless the policy persists it for a shell command.
+		if g.engine.Config().AllowAlways != "persist" {
+			outcome = approval.OutcomeAllowSession
+		}
+	default:
+		return approval.Request{}, invalid("outcome must be allow_once, allow_session, allow_always or deny")
+	}
+	if d.DecidedBy == "" {
+		return approval.Request{}, invalid("decided_by is required")
+	}
+	reason := render.Redact(d.Reason, maxReasonLen)
+	res := approval.Resolution{
+		Outcome: outcome, Source: approval.SourceHuman, DecidedBy: d.DecidedBy, Reason: reason,
+		RequireLive: true, TimeoutMessage: msgTimeout(g.opts.ApprovalTimeout),
+	}
+	if outcome == approval.OutcomeDeny {
+		res.State = approval.StateDenied
+		res.Message = msgDeniedHuman(d.DecidedBy, reason)
+	} else {
+		res.State = approval.StateAllowed
+		res.Message = msgAllowedHuman(d.DecidedBy, string(outcome))
+	}
+	res.Audit.Channel = d.Channel
+	return g.resolve(ctx, id, res)
+}
+
+// Cancel is the agent withdrawing its request: it can never be approved afterwards.
+func (g *Gate) Cancel(ctx context.Context, id, by string) (approval.Request, error) {
+	res := approval.Resolution{
+		State: approval.StateDenied, Outcome: approval.OutcomeCancelled, Source: approval.SourceAgent,
+		DecidedBy: by, Reason: "cancelled by the agent", Message: msgCancelled(by),
+	}
+	return g.resolve(ctx, id, res)
+}
+
+// resolve is the single path every decision on a pending request takes.
+func (g *Gate) resolve(ctx context.Context, id string, res approval.Resolution) (approval.Request, error) {
+	res.DecidedAt = g.now().UTC()
+	res.Audit.Time = res.DecidedAt
+	var eff ledger.Effects
+	g.mu.Lock()
+	w := g.live[id]
+	g.mu.Unlock()
+	if w != nil && res.Outcome == approval.OutcomeAllowAlways && len(w.rec.AlwaysPatterns) == 0 {
+		res.Outcome = approval.OutcomeAllowSession
+	}
+	pauseAfter := g.engine.Config().DenialsBeforePause
+	if w != nil {
+		eff = ledger.EffectsOf(res.Outcome, res.Source, pauseAfter, w.rec.AlwaysPatterns)
+	} else {
+		eff = ledger.EffectsOf(res.Outcome, res.Source, pauseAfter, nil)
+		if res.Outcome == approval.OutcomeAllowAlways {
+			// Without the live record (restart) the patterns come from the store.
+			if r, err := g.store.Get(ctx, id); err == nil {
+				eff.Allowlist = r.AlwaysPatterns
+				if len(eff.Allowlist) == 0 {
+					res.Outcome = approval.OutcomeAllowSession
+				}
+			}
+		}
+	}
+	rec, won, err := g.store.Resolve(ctx, id, res, eff)
+	if err != nil {
+		return approval.Request{}, err
+	}
+	if !won {
+		if rec.State == approval.StatePending {
+			return rec, fmt.Errorf("internal: request %s still pending after a lost decision", id)
+		}
+		if res.RequireLive && rec.Outcome == approval.OutcomeTimeout && rec.DecidedAt.Equal(res.DecidedAt) {
+			// The store timed it out in this very transaction: the deadline had passed.
+			g.finish(rec)
+			return rec, ErrExpired
+		}
+		return rec, &AlreadyDecidedError{Request: rec}
+	}
+	g.finish(rec)
+	return rec, nil
+}
+
+// finish wakes waiters, stops the timer, records metrics and edits every posted card.
+func (g *Gate) finish(rec approval.Request) {
+	g.mu.Lock()
+	w := g.live[rec.ID]
+	if w != nil {
+		delete(g.live, rec.ID)
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+		w.rec = rec
+		w.resolved = true
+		close(w.done)
+	}
+	for _, c := range rec.Cards {
+		delete(g.cards, c)
+	}
+	g.mu.Unlock()
+	if w != nil {
+		g.metrics.Pending(-1)
+	}
+	g.metrics.Decided(rec.Outcome, rec.Source, rec.DecidedAt.Sub(rec.CreatedAt))
+	g.log.Info("request decided", "request_id", rec.ID, "session", rec.Session, "outcome", rec.Outcome, "source", rec.Source, "decided_by", rec.DecidedBy)
+	g.editAll(rec, rec.Cards)
+}

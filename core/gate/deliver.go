@@ -1,0 +1,133 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/approvebot/approvebot/core/approval"
+	"github.com/approvebot/approvebot/core/render"
+)
+
+func (g *Gate) editAll(rec approval.Request, refs []approval.CardRef) {
+	if len(refs) == 0 {
+		return
+	}
+	card := render.CardFor(&rec)
+	for _, ref := range refs {
+		ch := g.byName[ref.Channel]
+		if ch == nil {
+			continue
+		}
+		if !g.startJob() {
+			return
+		}
+		go func() {
+			defer g.jobs.Done()
+			ctx, cancel := context.WithTimeout(g.bg, g.opts.EditTimeout)
+			defer cancel()
+			if err := ch.Edit(ctx, ref, card); err != nil {
+				g.log.Warn("editing card failed", "request_id", rec.ID, "channel", ref.Channel, "err", err)
+			}
+		}()
+	}
+}
+
+func (g *Gate) startJob() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.jobs.Add(1)
+	return true
+}
+
+// deliver posts the card to every routed chat in the background. When no chat took it the
+// request falls back at once (deny unless ask_fallback = "allowlist" covers it).
+func (g *Gate) deliver(rec approval.Request, fallbackAllows bool) {
+	if !g.startJob() {
+		return
+	}
+	go func() {
+		defer g.jobs.Done()
+		deadline := rec.ExpiresAt
+		if d := g.now().Add(g.opts.DeliveryTimeout); d.Before(deadline) {
+			deadline = d
+		}
+		ctx, cancel := context.WithDeadline(g.bg, deadline)
+		defer cancel()
+		card := render.CardFor(&rec)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		delivered := 0
+		for _, t := range rec.Routes {
+			ch := g.byName[t.Channel]
+			if ch == nil {
+				continue
+			}
+			wg.Add(1)
+			g.mu.Lock()
+			g.posting[t]++
+			g.mu.Unlock()
+			go func() {
+				defer wg.Done()
+				defer func() {
+					g.mu.Lock()
+					if g.posting[t]--; g.posting[t] <= 0 {
+						delete(g.posting, t)
+					}
+					g.mu.Unlock()
+				}()
+				ref, err := ch.Post(ctx, t.Chat, card)
+				g.metrics.Delivery(t.Channel, err)
+				if err != nil {
+					g.log.Warn("posting card failed", "request_id", rec.ID, "channel", t.Channel, "err", err)
+					return
+				}
+				mu.Lock()
+				delivered++
+				mu.Unlock()
+				g.recordCard(rec.ID, ref)
+			}()
+		}
+		wg.Wait()
+		if delivered == 0 && ctx.Err() != context.Canceled {
+			g.fallback(rec.ID, fallbackAllows)
+		}
+	}()
+}
+
+func (g *Gate) recordCard(id string, ref approval.CardRef) {
+	cur, err := g.store.AddCard(g.bg, id, ref)
+	if err != nil {
+		g.log.Error("recording posted card failed", "request_id", id, "err", err)
+		return
+	}
+	if cur.State != approval.StatePending {
+		// Decided while the card was in flight: this card was not in the decision's list.
+		g.editAll(cur, []approval.CardRef{ref})
+		return
+	}
+	g.mu.Lock()
+	if _, live := g.live[id]; live {
+		g.cards[ref] = id
+	}
+	g.mu.Unlock()
+}
+
+func (g *Gate) fallback(id string, allows bool) {
+	res := approval.Resolution{
+		State: approval.StateDenied, Outcome: approval.OutcomeDeny, Source: approval.SourceFallback,
+		DecidedBy: "approvebot", Reason: "no channel could deliver the card", Message: msgFallback(),
+	}
+	if allows {
+		res.State, res.Outcome, res.Reason, res.Message = approval.StateAllowed, approval.OutcomeAllowOnce, "no channel could deliver; allowlist satisfied", msgAllowedFallback()
+	}
+	if _, err := g.resolve(g.bg, id, res); err != nil {
+		var lost *AlreadyDecidedError
+		if !errors.As(err, &lost) {
+			g.log.Error("fallback decision failed", "request_id", id, "err", err)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/approvebot/approvebot/core/approval"
+	"github.com/approvebot/approvebot/core/ledger"
+	"github.com/approvebot/approvebot/core/policy"
+	"github.com/approvebot/approvebot/core/render"
+)
+
+// Get returns a request by id.
+func (g *Gate) Get(ctx context.Context, id string) (approval.Request, error) {
+	if !ValidID(id) {
+		return approval.Request{}, approval.ErrNotFound
+	}
+	return g.store.Get(ctx, id)
+}
+
+// Details returns the full redacted action of a request.
+func (g *Gate) Details(ctx context.Context, id string) (string, error) {
+	r, err := g.Get(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return r.Details, nil
+}
+
+// Wait blocks until the request is decided, d passes, ctx ends or the gate closes, and
+// returns the request as it is then.
+func (g *Gate) Wait(ctx context.Context, id string, d time.Duration) (approval.Request, error) {
+	if !ValidID(id) {
+		return approval.Request{}, approval.ErrNotFound
+	}
+	g.mu.Lock()
+	w := g.live[id]
+	g.mu.Unlock()
+	if w != nil && d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-w.done:
+			return w.rec, nil
+		case <-t.C:
+		case <-ctx.Done():
+		case <-g.closing:
+		}
+	}
+	return g.store.Get(context.WithoutCancel(ctx), id)
+}
+
+// Done returns a channel closed when the request is decided, or nil if it is not live.
+func (g *Gate) Done(id string) <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if w := g.live[id]; w != nil {
+		return w.done
+	}
+	return nil
+}
+
+// LivePending lists live requests routed to (channel, chat), oldest first. An empty channel
+// lists every live request.
+func (g *Gate) LivePending(channel, chat string) []approval.Request {
+	now := g.now()
+	g.mu.Lock()
+	var out []approval.Request
+	for _, w := range g.live {
+		if !w.stored || w.resolved || !w.rec.Live(now) {
+			continue
+		}
+		if channel != "" && !routedTo(w.rec.Routes, channel, chat) {
+			continue
+		}
+		out = append(out, w.rec)
+	}
+	g.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+func routedTo(routes []approval.Target, channel, chat string) bool {
+	for _, t := range routes {
+		if t.Channel == channel && t.Chat == chat {
+			return true
+		}
+	}
+	return false
+}
+
+// ByCard finds the live request a posted message belongs to. A reply can reach a channel
+// before the post that created the card has been recorded; while posts to that chat are in
+// flight, ByCard waits briefly for them.
+func (g *Gate) ByCard(channel, chat, message string) (approval.Request, bool) {
+	ref := approval.CardRef{Channel: channel, Chat: chat, Message: message}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		g.mu.Lock()
+		id, ok := g.cards[ref]
+		var rec approval.Request
+		if ok {
+			if w := g.live[id]; w != nil {
+				rec = w.rec
+			} else {
+				ok = false
+			}
+		}
+		inFlight := g.posting[approval.Target{Channel: channel, Chat: chat}] > 0
+		g.mu.Unlock()
+		if ok {
+			return rec, true
+		}
+		if !inFlight || time.Now().After(deadline) {
+			return approval.Request{}, false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Audit appends an entry to the trail, logging a failure.
+func (g *Gate) Audit(ctx context.Context, e approval.AuditEntry) {
+	if e.Time.IsZero() {
+		e.Time = g.now().UTC()
+	}
+	e.Summary = render.Clean(render.Mask(e.Summary), render.MaxSummary)
+	e.Reason = render.Clean(render.Mask(e.Reason), 500)
+	if err := g.store.AppendAudit(ctx, e); err != nil {
+		g.log.Error("audit append failed", "event", e.Event, "err", err)
+	}
+}
+
+// SessionUpdate is an operator's change to a session.
+type SessionUpdate struct {
+	Tier       *string
+	Unattended *bool
+}
+
+// UpdateSession changes a session's tier or unattended mark (operator only).
+func (g *Gate) UpdateSession(ctx context.Context, name string, u SessionUpdate, by string) (ledger.Session, error) {
+	if name == "" || len(name) > maxSessionLen {
+		return ledger.Session{}, invalid("session name must be 1 to %d bytes", maxSessionLen)
+	}
+	if u.Tier != nil && *u.Tier != "" {
+		if _, err := policy.ParseTier(*u.Tier); err != nil {
+			return ledger.Session{}, invalid("tier: %v", err)
+		}
+	}
+	s, err := g.store.Session(ctx, name)
+	if err != nil {
+		return ledger.Session{}, err
+	}
+	s.Name = name
+	if u.Tier != nil {
+		s.Tier = *u.Tier
+	}
+	if u.Unattended != nil {
+		s.Unattended = *u.Unattended
+	}
+	e := approval.AuditEntry{Time: g.now().UTC(), Event: approval.EventSession, Session: name, Actor: by,
+		Reason: fmt.Sprintf("tier=%q unattended=%t", s.Tier, s.Unattended)}
+	if err := g.store.PutSession(ctx, s, &e); err != nil {
+		return ledger.Session{}, err
+	}
+	return s, nil
+}
+
+// Unpause lifts a session's sticky pause and resets its denial count.
+func (g *Gate) Unpause(ctx context.Context, name, by string) (ledger.Session, error) {
+	if name == "" || len(name) > maxSessionLen {
+		return ledger.Session{}, invalid("session name must be 1 to %d bytes", maxSessionLen)
+	}
+	return g.store.Unpause(ctx, name, approval.AuditEntry{Time: g.now().UTC(), Event: approval.EventUnpause, Session: name, Actor: by})
+}
