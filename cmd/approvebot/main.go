@@ -76,7 +76,7 @@ func usage(w io.Writer, cmds map[string]command) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", n, cmds[n].summary)
+		fmt.Fprintf(w, "  %-15s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'approvebot <command> -h' for a command's flags.")
 }
