@@ -146,7 +146,7 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 	}
 	srv, err := api.New(api.Options{
 		Gate: g, Audit: st, Allowlist: cs, MaxBody: 64 << 10, MaxWait: time.Millisecond,
-		Metrics: metrics.New(nil),
+		Metrics: metrics.New(nil, nil),
 		Tokens: []api.Token{
 			{Name: "agent", Role: api.RoleAgent, Value: fuzzAgent},
 			{Name: "agent2", Role: api.RoleAgent, Value: fuzzAgent2},

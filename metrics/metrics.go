@@ -30,8 +30,13 @@ type Metrics struct {
 
 var _ gate.Metrics = (*Metrics)(nil)
 
-// New builds the registry. health reports each channel's state at scrape time.
-func New(health func() map[string]gate.Health) *Metrics {
+// CommitStats reports the store's group-commit counters: writes, transactions (each one
+// fsync) and the seconds spent in them.
+type CommitStats func() (writes, commits uint64, seconds float64)
+
+// New builds the registry. health reports each channel's state at scrape time; commits, when
+// not nil, the store's group commits.
+func New(health func() map[string]gate.Health, commits CommitStats) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "approvebot_decisions_total", Help: "Decided requests by outcome and source.",
@@ -65,6 +70,19 @@ func New(health func() map[string]gate.Health) *Metrics {
 	if health != nil {
 		m.reg.MustRegister(&healthCollector{health: health, desc: prometheus.NewDesc(
 			"approvebot_channel_up", "1 when the channel can deliver cards.", []string{"channel"}, nil)})
+	}
+	if commits != nil {
+		m.reg.MustRegister(
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "approvebot_store_writes_total", Help: "Store writes committed in group commits.",
+			}, func() float64 { w, _, _ := commits(); return float64(w) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "approvebot_store_commits_total", Help: "Store transactions (each fsync'd); writes/commits is the grouping.",
+			}, func() float64 { _, c, _ := commits(); return float64(c) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "approvebot_store_commit_seconds_total", Help: "Time spent writing and fsyncing group commits.",
+			}, func() float64 { _, _, sec := commits(); return sec }),
+		)
 	}
 	return m
 }

@@ -71,6 +71,8 @@ type Store struct {
 	wdone  chan struct{}
 
 	allow atomic.Pointer[[]policy.AllowlistEntry]
+
+	writes, commits, commitNanos atomic.Uint64
 }
 
 var _ gate.Store = (*Store)(nil)
@@ -182,13 +184,20 @@ func (s *Store) Check() error {
 	})
 }
 
-var batchOps, batchCount, batchNanos atomic.Uint64
+// CommitStats counts the group commits of one store since it was opened.
+type CommitStats struct {
+	// Writes is how many write operations were committed (or failed) in groups.
+	Writes uint64
+	// Commits is how many transactions carried them (each one fsync'd).
+	Commits uint64
+	// Time is the time spent in those transactions, writing and fsyncing.
+	Time time.Duration
+}
 
-// BatchStats reports how many writes and group commits the process made.
-func BatchStats() (writes, commits uint64) { return batchOps.Load(), batchCount.Load() }
-
-// CommitTime is the time the process spent in group commits (writing and fsyncing), in all.
-func CommitTime() time.Duration { return time.Duration(batchNanos.Load()) }
+// CommitStats reports the group-commit counters.
+func (s *Store) CommitStats() CommitStats {
+	return CommitStats{Writes: s.writes.Load(), Commits: s.commits.Load(), Time: time.Duration(s.commitNanos.Load())}
+}
 
 // ErrClosed is returned by writes after Close.
 var ErrClosed = errors.New("store is closed")
@@ -231,11 +240,11 @@ func (s *Store) writer() {
 				break drain
 			}
 		}
-		batchOps.Add(uint64(len(batch)))
-		batchCount.Add(1)
 		start := time.Now()
 		s.commit(batch)
-		batchNanos.Add(uint64(time.Since(start)))
+		s.writes.Add(uint64(len(batch)))
+		s.commits.Add(1)
+		s.commitNanos.Add(uint64(time.Since(start)))
 	}
 }
 

@@ -32,7 +32,7 @@ const (
 	benchOperator = "bench-operator-token-0123456789"
 )
 
-func loopbackServer(b *testing.B) string {
+func loopbackServer(b *testing.B) (string, *store.Store) {
 	b.Helper()
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
@@ -47,7 +47,7 @@ func loopbackServer(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := metrics.New(nil)
+	m := metrics.New(nil, nil)
 	g, err := gate.New(gate.Options{OperatorOnly: true, Logger: log, Metrics: m}, st, eng, nil, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -70,16 +70,15 @@ func loopbackServer(b *testing.B) string {
 		st.Close()
 		devnull.Close()
 	})
-	return "http://" + ln.Addr().String()
+	return "http://" + ln.Addr().String(), st
 }
 
 func benchPost(b *testing.B, body string, want string) {
-	url := loopbackServer(b)
+	url, st := loopbackServer(b)
 	a := newAPI(url, 256)
 	defer a.close()
 	var n atomic.Int64
-	w0, c0 := store.BatchStats()
-	t0 := store.CommitTime()
+	before := st.CommitStats()
 	b.SetParallelism(32) // 64 concurrent agents on 2 CPUs
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -94,9 +93,10 @@ func benchPost(b *testing.B, body string, want string) {
 		}
 	})
 	b.ReportMetric(float64(n.Load())/b.Elapsed().Seconds(), "req/s")
-	if w1, c1 := store.BatchStats(); c1 > c0 {
-		b.ReportMetric(float64(w1-w0)/float64(c1-c0), "writes/commit")
-		b.ReportMetric(float64((store.CommitTime()-t0).Microseconds())/1000/float64(c1-c0), "ms/commit")
+	if after := st.CommitStats(); after.Commits > before.Commits {
+		commits := float64(after.Commits - before.Commits)
+		b.ReportMetric(float64(after.Writes-before.Writes)/commits, "writes/commit")
+		b.ReportMetric(float64((after.Time-before.Time).Microseconds())/1000/commits, "ms/commit")
 	}
 }
 

@@ -509,6 +509,8 @@ func TestSpineHealthAndMetrics(t *testing.T) {
 		`approvebot_decisions_total{outcome="allow_once",source="policy"} 1`,
 		`approvebot_pending_requests 1`,
 		`approvebot_decision_latency_seconds_bucket`,
+		`approvebot_store_commits_total`,
+		`approvebot_store_commit_seconds_total`,
 	} {
 		if !strings.Contains(string(raw), line) {
 			t.Errorf("metrics lack %q", line)

@@ -65,7 +65,10 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	if err != nil {
 		return err
 	}
-	m = metrics.New(func() map[string]gate.Health { return channelHealth(chans) })
+	m = metrics.New(func() map[string]gate.Health { return channelHealth(chans) }, func() (uint64, uint64, float64) {
+		cs := st.CommitStats()
+		return cs.Writes, cs.Commits, cs.Time.Seconds()
+	})
 	routes := make([]gate.Route, 0, len(cfg.Routes))
 	for _, r := range cfg.Routes {
 		routes = append(routes, gate.Route{Agent: r.Agent, Session: r.Session, Tool: r.Tool, Channel: r.Channel, Chats: r.Chats})

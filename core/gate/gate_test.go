@@ -301,6 +301,6 @@ func BenchmarkGatePolicyDecided(b *testing.B) {
 			}
 		}
 	})
-	w, c := store.BatchStats()
-	b.ReportMetric(float64(w)/float64(max(c, 1)), "writes/commit")
+	cs := e.st.CommitStats()
+	b.ReportMetric(float64(cs.Writes)/float64(max(cs.Commits, 1)), "writes/commit")
 }
