@@ -158,6 +158,9 @@ func TestAttackTokensAndOwnership(t *testing.T) {
 			}
 		}
 		code, m = s.JSON(t, "GET", "/v1/requests/"+own, operator, nil)
+		if code != 202 {
+			t.Errorf("own request after refused decisions: %d", code)
+		}
 		want(t, m, "state", "pending")
 		// An agent cannot decide its own request either: the endpoint is operator-only.
 		if code, raw := s.Do(t, "POST", "/v1/requests/"+id+"/decision", agent, map[string]any{"outcome": "allow_once"}); code != 403 {

@@ -149,6 +149,9 @@ func TestSpineThreeDenialsPauseUntilUnpause(t *testing.T) {
 	pendingID(t, s, bash("p1", "touch /new-thing"))
 	// A denied fingerprint stays denied after the unpause.
 	code, m = ask(t, s, bash("p1", "rm -rf /data/0"))
+	if code != 200 {
+		t.Fatalf("denied fingerprint after unpause: %d %v", code, m)
+	}
 	want(t, m, "source", "ledger")
 	// The count was reset: two more denials do not pause.
 	for i := 0; i < 2; i++ {

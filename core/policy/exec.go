@@ -203,7 +203,7 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, agent string) CommandJudge
 	firstMiss := ""
 	safeOK := !an.EnvExported
 	var resBuf [8]shell.Resolution
-	resolved := resBuf[:0]
+	var resolved []shell.Resolution
 	if len(an.Segments) <= len(resBuf) {
 		resolved = resBuf[:len(an.Segments)]
 	} else {

@@ -368,10 +368,9 @@ func display(a shell.Arg) string {
 
 // findInfo is what a find command starts from and does.
 type findInfo struct {
-	starts    []shell.Arg
-	narrowed  bool
-	deletes   bool
-	execInner bool
+	starts   []shell.Arg
+	narrowed bool
+	deletes  bool
 }
 
 // Predicates that make find select a subset of what is under its start paths.

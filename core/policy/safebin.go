@@ -347,8 +347,12 @@ func sedScriptSafe(s string) bool {
 				return false
 			}
 			i++
-			if !readDelim(d) || !readDelim(d) {
-				return false
+			// Two delimited sections follow: the pattern (or source set), then the
+			// replacement (or destination set).
+			for section := 0; section < 2; section++ {
+				if !readDelim(d) {
+					return false
+				}
 			}
 			for i < n && s[i] != ';' && s[i] != '\n' && s[i] != '}' {
 				switch s[i] {
@@ -368,8 +372,12 @@ func sedScriptSafe(s string) bool {
 			}
 			d := s[i]
 			i++
-			if !readDelim(d) || !readDelim(d) {
-				return false
+			// Two delimited sections follow: the pattern (or source set), then the
+			// replacement (or destination set).
+			for section := 0; section < 2; section++ {
+				if !readDelim(d) {
+					return false
+				}
 			}
 		default:
 			// w, W, e and anything not understood.
