@@ -27,6 +27,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/approvebot/approvebot/internal/fakewait"
 	"github.com/gorilla/websocket"
 )
 
@@ -331,23 +332,14 @@ func (s *Server) bump() {
 // true or timeout passes.
 func (s *Server) Wait(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		s.mu.Lock()
-		ch := s.changed
-		s.mu.Unlock()
-		if cond() {
-			return
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			t.Fatalf("discordtest: timed out after %s waiting for %s", timeout, what)
-		}
-		select {
-		case <-ch:
-		case <-time.After(min(left, 100*time.Millisecond)):
-		}
-	}
+	fakewait.Until(t, "discordtest", timeout, 100*time.Millisecond, what, s.changedCh, cond)
+}
+
+// changedCh is the channel closed on the fake's next change.
+func (s *Server) changedCh() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
 }
 
 // ---- state readers ----

@@ -28,6 +28,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/approvebot/approvebot/internal/fakewait"
 )
 
 // Limits of the real Bot API (https://core.telegram.org/bots/api).
@@ -516,23 +518,14 @@ func (s *Server) Webhook() (url, secret string) {
 // fails the test with what when timeout passes first.
 func (s *Server) WaitFor(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		s.mu.Lock()
-		ch := s.changed
-		s.mu.Unlock()
-		if cond() {
-			return
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			tb.Fatalf("telegramfake: timed out after %s waiting for %s", timeout, what)
-		}
-		select {
-		case <-ch:
-		case <-time.After(min(left, 50*time.Millisecond)):
-		}
-	}
+	fakewait.Until(tb, "telegramfake", timeout, 50*time.Millisecond, what, s.changedCh, cond)
+}
+
+// changedCh is the channel closed on the fake's next change.
+func (s *Server) changedCh() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
 }
 
 func (m *Message) clone() Message {
