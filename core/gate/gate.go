@@ -142,8 +142,7 @@ type waiter struct {
 	resolved bool
 	// stored is false while the slot is reserved but the request not yet committed: such
 	// a request is not listed anywhere, so nobody can try to decide it before it exists.
-	stored    bool
-	createdAt time.Time
+	stored bool
 }
 
 // New builds a gate. Channels are the configured chat platforms; routes may be empty.
@@ -199,15 +198,6 @@ func New(opts Options, store Store, engine *policy.Engine, channels []Channel, r
 	g.routes = routes
 	return g, nil
 }
-
-// Engine returns the policy engine.
-func (g *Gate) Engine() *policy.Engine { return g.engine }
-
-// Channels returns the configured channels.
-func (g *Gate) Channels() []Channel { return g.channels }
-
-// ApprovalTimeout is how long a pending request waits for a human.
-func (g *Gate) ApprovalTimeout() time.Duration { return g.opts.ApprovalTimeout }
 
 // NewID returns a request id: 26 lowercase base32 characters of 48 bits of millisecond time
 // and 80 random bits. The time prefix keeps store keys append-mostly (one dirty page per
@@ -356,7 +346,7 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	}
 	rec.ExpiresAt = now.Add(g.opts.ApprovalTimeout)
 	rec.ShowAllowAlways = g.engine.Config().AllowAlways == "persist" && len(rec.AlwaysPatterns) > 0
-	w := &waiter{done: make(chan struct{}), rec: rec, fallback: g.engine.FallbackAllows(ev), createdAt: now}
+	w := &waiter{done: make(chan struct{}), rec: rec, fallback: g.engine.FallbackAllows(ev)}
 	if err := g.admit(&rec, w); err != nil {
 		return approval.Request{}, err
 	}

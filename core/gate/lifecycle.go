@@ -30,7 +30,7 @@ func (g *Gate) Recover(ctx context.Context) (expired, rearmed int, err error) {
 			expired++
 			continue
 		}
-		w := &waiter{done: make(chan struct{}), rec: rec, createdAt: rec.CreatedAt, stored: true}
+		w := &waiter{done: make(chan struct{}), rec: rec, stored: true}
 		g.mu.Lock()
 		g.live[rec.ID] = w
 		for _, c := range rec.Cards {

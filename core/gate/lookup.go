@@ -52,16 +52,6 @@ func (g *Gate) Wait(ctx context.Context, id string, d time.Duration) (approval.R
 	return g.store.Get(context.WithoutCancel(ctx), id)
 }
 
-// Done returns a channel closed when the request is decided, or nil if it is not live.
-func (g *Gate) Done(id string) <-chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if w := g.live[id]; w != nil {
-		return w.done
-	}
-	return nil
-}
-
 // LivePending lists live requests routed to (channel, chat), oldest first. An empty channel
 // lists every live request.
 func (g *Gate) LivePending(channel, chat string) []approval.Request {
