@@ -106,7 +106,11 @@ func (w *walker) evalCall(c *syntax.CallExpr, stdin stdinState) (string, bool) {
 	if len(c.Args) == 0 {
 		return "", len(c.Assigns) > 0
 	}
-	args := w.expandWords(c.Args, nil)
+	return w.evalArgs(w.expandWords(c.Args, nil), stdin)
+}
+
+// evalArgs works out the output of one simple command from its expanded arguments.
+func (w *walker) evalArgs(args []Arg, stdin stdinState) (string, bool) {
 	if len(args) == 0 {
 		return "", false
 	}

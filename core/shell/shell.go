@@ -305,24 +305,32 @@ func harmlessWrite(t string) bool {
 // state is everything one analysis allocates up front, in one allocation: the Analysis it
 // returns, the walker and room for the first segments and arguments.
 type state struct {
-	an   Analysis
-	sh   shared
-	w    walker
-	segs [4]Segment
-	ptrs [8]*Segment
-	args [16]Arg
+	an     Analysis
+	sh     shared
+	w      walker
+	segs   [8]Segment
+	ptrs   [8]*Segment
+	args   [24]Arg
+	walks  [8]walker
+	stdins [2]stdinState
 }
 
 var statePool = sync.Pool{New: func() any { return new(state) }}
 
 // Analyze parses and analyses a command line.
-func Analyze(cmd string, opts Options) *Analysis {
+func Analyze(cmd string, opts Options) *Analysis { return analyze(cmd, opts, true) }
+
+// analyze is Analyze, with the fast path for plain words allowed or not (tests compare the two).
+func analyze(cmd string, opts Options, fast bool) *Analysis {
 	st := statePool.Get().(*state)
-	*st = state{}
+	// The slabs need no clearing: every slot is written before it is read.
+	st.an, st.sh = Analysis{}, shared{}
 	an := &st.an
 	an.st = st
 	st.sh.slab = st.segs[:]
 	st.sh.argArena = st.args[:]
+	st.sh.wslab = st.walks[:]
+	st.sh.stdinSlab = st.stdins[:]
 	an.Segments = st.ptrs[:0]
 	if len(cmd) > maxInput {
 		an.Normalized = cmd
@@ -337,6 +345,16 @@ func Analyze(cmd string, opts Options) *Analysis {
 		an.problem("line continuation (backslash-newline)")
 	}
 	w := newWalker(&st.w, &st.sh, an, opts)
+	st.sh.noFast = !fast
+	if cmds, ok := st.sh.fastSplit(cmd); ok {
+		if out, ok := fastPrint(cmd); ok {
+			an.Parsed = true
+			w.walkFast(cmds)
+			an.Normalized = out
+			an.finish()
+			return an
+		}
+	}
 	f, err := parse(cmd)
 	if err != nil {
 		an.Normalized = cmd
@@ -357,6 +375,14 @@ func Analyze(cmd string, opts Options) *Analysis {
 		} else {
 			an.Normalized = printFile(f, w.sh.background || an.Incomplete)
 		}
+	}
+	an.finish()
+	return an
+}
+
+// finish sets OK once the walk is over.
+func (an *Analysis) finish() {
+	if an.Parsed {
 		judged := 0
 		for _, s := range an.Segments {
 			if s.Judged {
@@ -368,7 +394,6 @@ func Analyze(cmd string, opts Options) *Analysis {
 		}
 	}
 	an.OK = len(an.Problems) == 0 && !an.Incomplete
-	return an
 }
 
 // fastPrint prints, without the syntax printer, a command made only of plain words, quoted

@@ -28,6 +28,7 @@ type stdinState struct {
 	text string
 	// src, when set, is the pipeline before this command, evaluated on demand.
 	src   []*syntax.Stmt
+	fsrc  []fastCmd // the same for a line read by the fast path
 	first *stdinState
 }
 
@@ -35,13 +36,18 @@ func stdinNone() stdinState { return stdinState{} }
 
 // shared is the state every walker of one analysis shares.
 type shared struct {
-	steps      int
-	pipes      int
-	deep       bool // the policy depth problem was reported
-	background bool // a statement runs in the background (printing needs it)
-	replays    int  // function bodies replayed for the floor
-	slab       []Segment
-	argArena   []Arg
+	steps       int
+	pipes       int
+	deep        bool // the policy depth problem was reported
+	background  bool // a statement runs in the background (printing needs it)
+	replays     int  // function bodies replayed for the floor
+	slab        []Segment
+	argArena    []Arg
+	fastBuf     [8]fastCmd
+	wslab       []walker
+	stdinSlab   []stdinState
+	fastBufUsed bool
+	noFast      bool // the fast path is off (tests compare it with the parser)
 }
 
 // walker walks statements and records segments. Copies of a walker are cheap: nested scripts,
@@ -164,10 +170,33 @@ func (w *walker) argNetwork(s *Segment, v string) {
 
 // sub returns a walker for a subshell: its assignments and cd do not leak out.
 func (w *walker) sub() *walker {
-	c := *w
+	c := w.sh.newWalker()
+	*c = *w
 	c.varsOwned = false
 	c.env = nil
-	return &c
+	return c
+}
+
+// newWalker returns room for a walker, carved from the analysis's slab while it lasts (the
+// walkers of one analysis live as long as it does).
+func (sh *shared) newWalker() *walker {
+	if len(sh.wslab) == 0 {
+		sh.wslab = make([]walker, 8)
+	}
+	c := &sh.wslab[0]
+	sh.wslab = sh.wslab[1:]
+	return c
+}
+
+// saveStdin keeps a copy of a standard input that later pipe elements refer to.
+func (sh *shared) saveStdin(st stdinState) *stdinState {
+	if len(sh.stdinSlab) == 0 {
+		sh.stdinSlab = make([]stdinState, 4)
+	}
+	p := &sh.stdinSlab[0]
+	sh.stdinSlab = sh.stdinSlab[1:]
+	*p = st
+	return p
 }
 
 // deeper returns a walker one wrapper deeper, or nil when the nesting is too deep to follow.
@@ -183,22 +212,24 @@ func (w *walker) deeper(label string) *walker {
 		w.sh.deep = true
 		w.problem("wrappers nested deeper than %d", MaxPolicyDepth)
 	}
-	c := *w
+	c := w.sh.newWalker()
+	*c = *w
 	c.depth++
 	c.varsOwned = false
 	c.wrappers = append(w.wrappers[:len(w.wrappers):len(w.wrappers)], label)
-	return &c
+	return c
 }
 
 // floorOnly returns a walker whose segments only the floor and deny rules see.
 func (w *walker) floorOnly(origin string) *walker {
-	c := *w
+	c := w.sh.newWalker()
+	*c = *w
 	c.judged = false
 	c.varsOwned = false
 	if c.origin == "" {
 		c.origin = origin
 	}
-	return &c
+	return c
 }
 
 func (w *walker) setVar(name string, v varVal) {
@@ -587,12 +618,12 @@ func (w *walker) walkPipeline(b *syntax.BinaryCmd) {
 	flatten(b.Y)
 	w.sh.pipes++
 	id := w.sh.pipes
-	first := w.stdin
+	first := w.sh.saveStdin(w.stdin)
 	for i, st := range elems {
 		c := w.sub()
 		c.pipe, c.pipePos = id, i
 		if i > 0 {
-			c.stdin = stdinState{kind: stdinPipe, src: elems[:i], first: &first}
+			c.stdin = stdinState{kind: stdinPipe, src: elems[:i], first: first}
 		}
 		c.walkStmt(st)
 	}
@@ -601,12 +632,18 @@ func (w *walker) walkPipeline(b *syntax.BinaryCmd) {
 // stdinText resolves the command's standard input when it can be worked out.
 func (w *walker) stdinText() (string, uint8) {
 	st := w.stdin
-	if st.kind == stdinPipe && st.src != nil {
+	if st.kind == stdinPipe && (st.src != nil || st.fsrc != nil) {
 		in := stdinNone()
 		if st.first != nil {
 			in = *st.first
 		}
-		out, ok := w.evalPipe(st.src, in)
+		var out string
+		var ok bool
+		if st.src != nil {
+			out, ok = w.evalPipe(st.src, in)
+		} else {
+			out, ok = w.evalFastPipe(st.fsrc, in)
+		}
 		if ok {
 			w.stdin = stdinState{kind: stdinKnown, text: out}
 		} else {

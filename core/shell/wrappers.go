@@ -1345,14 +1345,19 @@ func (w *walker) inlineScript(label, script string, pos []string, fresh, static 
 	if !static {
 		w.problem("the script run by %s is not a literal", label)
 	}
-	f, err := parse(script)
-	if err != nil {
-		w.problem("the script run by %s does not parse: %v", label, err)
-		c := w.floorOnly(label)
-		if rf := parseRecover(script); rf != nil {
-			c.walkStmts(rf.Stmts)
+	cmds, fast := w.sh.fastSplit(script)
+	var f *syntax.File
+	if !fast {
+		var err error
+		f, err = parse(script)
+		if err != nil {
+			w.problem("the script run by %s does not parse: %v", label, err)
+			c := w.floorOnly(label)
+			if rf := parseRecover(script); rf != nil {
+				c.walkStmts(rf.Stmts)
+			}
+			return
 		}
-		return
 	}
 	if fresh {
 		w.vars, w.varsOwned = nil, true
@@ -1365,6 +1370,10 @@ func (w *walker) inlineScript(label, script string, pos []string, fresh, static 
 	}
 	w.pipe, w.pipePos = 0, 0
 	w.writes, w.reads, w.network = nil, nil, nil
+	if fast {
+		w.walkFast(cmds)
+		return
+	}
 	w.walkStmts(f.Stmts)
 }
 
