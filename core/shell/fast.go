@@ -194,6 +194,9 @@ func (w *walker) walkFastPipe(cmds []fastCmd) {
 			continue
 		}
 		c.command(cmds[i].args)
+		if i == len(cmds)-1 {
+			w.lastInPipe(c)
+		}
 	}
 }
 

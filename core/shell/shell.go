@@ -531,5 +531,11 @@ func (an *Analysis) problem(format string, args ...any) {
 	if len(an.Problems) >= 32 {
 		return
 	}
-	an.Problems = append(an.Problems, fmt.Sprintf(format, args...))
+	p := fmt.Sprintf(format, args...)
+	for _, q := range an.Problems {
+		if q == p {
+			return
+		}
+	}
+	an.Problems = append(an.Problems, p)
 }

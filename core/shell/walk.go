@@ -13,6 +13,12 @@ type varVal struct {
 	// lit is set when the value was written as literal text in the command line itself (not
 	// taken from the environment): its expansions stay static.
 	lit bool
+	// glob is set on a loop variable over a glob: val is the pattern its values match.
+	glob bool
+	// unset is set on a variable the command line unset.
+	unset bool
+	// arr holds the elements of an indexed array with known elements (for the floor).
+	arr []string
 }
 
 // stdin kinds.
@@ -47,7 +53,9 @@ type shared struct {
 	wslab       []walker
 	stdinSlab   []stdinState
 	fastBufUsed bool
-	noFast      bool // the fast path is off (tests compare it with the parser)
+	lastpipe    bool                   // shopt -s lastpipe: a pipeline's last command runs in this shell
+	written     map[string]writtenText // files the command line writes, by absolute path
+	noFast      bool                   // the fast path is off (tests compare it with the parser)
 }
 
 // walker walks statements and records segments. Copies of a walker are cheap: nested scripts,
@@ -76,6 +84,7 @@ type walker struct {
 	localBins string   // where npx and friends look first
 	moreArgs  bool     // the command gets more arguments than written (xargs)
 	unrolled  bool     // inside an unrolled for loop (loops nested in it are not unrolled)
+	hidden    bool     // the commands found are hidden in another command's arguments
 }
 
 func newWalker(w *walker, sh *shared, an *Analysis, opts Options) *walker {
@@ -129,7 +138,7 @@ func (w *walker) emit(args []Arg, kind Kind) *Segment {
 	*s = Segment{
 		Args: args, Kind: kind, Wrappers: w.wrappers, Env: w.env, Writes: w.writes, Reads: w.reads, Network: w.network,
 		Cwd: w.cwd, Home: w.home, Judged: w.judged, Origin: w.origin, Pipe: w.pipe, PipePos: w.pipePos,
-		LocalBins: w.localBins, MoreArgs: w.moreArgs,
+		LocalBins: w.localBins, MoreArgs: w.moreArgs, Hidden: w.hidden,
 	}
 	for i := range args {
 		if v := args[i].Value; len(v) >= 8 && strings.Contains(v, "/dev/") {
@@ -259,6 +268,9 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 	if s.Background || s.Coprocess || s.Disown {
 		w.sh.background = true
 	}
+	if s.Coprocess || s.Disown {
+		w.problem("a ksh coprocess or zsh disown")
+	}
 	savedWrites, savedReads, savedNet, savedStdin := w.writes, w.reads, w.network, w.stdin
 	defer func() { w.writes, w.reads, w.network, w.stdin = savedWrites, savedReads, savedNet, savedStdin }()
 	ownWrites := false
@@ -266,6 +278,9 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 		if w.redirect(r) {
 			ownWrites = true
 		}
+	}
+	if ownWrites && s.Cmd != nil {
+		w.recordWritten(s)
 	}
 	switch cmd := s.Cmd.(type) {
 	case nil:
@@ -292,15 +307,25 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 			w.walkStmts(c.Then)
 		}
 	case *syntax.WhileClause:
+		kw := "while"
+		if cmd.Until {
+			kw = "until"
+		}
+		w.problem("%s loops are not analysed (they may never end)", kw)
+		if endless(cmd.Cond, cmd.Until) && backgrounds(cmd.Do) {
+			w.an.ForkBombs = append(w.an.ForkBombs, "an endless "+kw+" loop starts commands in the background")
+		}
 		w.walkStmts(cmd.Cond)
 		w.walkStmts(cmd.Do)
 	case *syntax.ForClause:
 		w.walkFor(cmd)
 	case *syntax.CaseClause:
 		w.walkSubsts(cmd.Word)
+		w.wordString(cmd.Word)
 		for _, it := range cmd.Items {
 			for _, p := range it.Patterns {
 				w.walkSubsts(p)
+				w.wordString(p)
 			}
 			w.walkStmts(it.Stmts)
 		}
@@ -308,26 +333,130 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 		w.walkFunc(cmd)
 	case *syntax.ArithmCmd:
 		w.walkSubstsNode(cmd.X)
-		w.arithAssigns(cmd.X)
+		if cmd.Unsigned {
+			w.problem("an mksh arithmetic form")
+		}
+		w.arith(cmd.X)
 	case *syntax.TestClause:
 		w.walkSubstsNode(cmd.X)
+		w.walkTest(cmd.X)
 	case *syntax.DeclClause:
 		w.walkDecl(cmd)
 	case *syntax.LetClause:
 		for _, x := range cmd.Exprs {
 			w.walkSubstsNode(x)
-			w.arithAssigns(x)
+			w.arith(x)
 		}
 		w.emit([]Arg{lit("let")}, KindBuiltin).Benign = true
 	case *syntax.TimeClause:
 		w.walkStmt(cmd.Stmt)
 	case *syntax.CoprocClause:
+		w.problem("coproc")
 		w.walkStmt(cmd.Stmt)
 	case *syntax.TestDecl:
+		w.problem("a bats test declaration")
 		w.walkStmt(cmd.Body)
 	default:
 		w.problem("unsupported shell construct")
 	}
+}
+
+// endless reports a loop condition that never ends the loop on its own: while :, while true,
+// while [ 1 ], while (( 1 )), until false.
+func endless(cond []*syntax.Stmt, until bool) bool {
+	if len(cond) != 1 {
+		return false
+	}
+	s := cond[0]
+	want := !until
+	if s.Negated {
+		want = !want
+	}
+	switch c := s.Cmd.(type) {
+	case *syntax.CallExpr:
+		if len(c.Assigns) > 0 || len(c.Args) == 0 {
+			return false
+		}
+		var argv []string
+		for _, a := range c.Args {
+			v, ok := fastLiteral(a)
+			if !ok {
+				return false
+			}
+			argv = append(argv, v.Value)
+		}
+		switch Base(argv[0]) {
+		case ":", "true":
+			return want && len(argv) == 1 || want && argv[0] == ":"
+		case "false":
+			return !want && len(argv) == 1
+		case "[", "test":
+			ops := argv[1:]
+			if argv[0] == "[" {
+				if len(ops) == 0 || ops[len(ops)-1] != "]" {
+					return false
+				}
+				ops = ops[:len(ops)-1]
+			}
+			return len(ops) == 1 && ops[0] != "" == want
+		}
+	case *syntax.ArithmCmd:
+		if v, ok := constArith(c.X); ok {
+			return (v != 0) == want
+		}
+	case *syntax.TestClause:
+		if word, ok := c.X.(*syntax.Word); ok {
+			if v, ok := fastLiteral(word); ok {
+				return (v.Value != "") == want
+			}
+		}
+	}
+	return false
+}
+
+// constArith evaluates an arithmetic expression of literal numbers only.
+func constArith(x syntax.ArithmExpr) (int64, bool) {
+	switch x := x.(type) {
+	case *syntax.Word:
+		if v, ok := fastLiteral(x); ok && v.Value != "" {
+			return arithNumber(v.Value)
+		}
+	case *syntax.ParenArithm:
+		return constArith(x.X)
+	case *syntax.UnaryArithm:
+		if v, ok := constArith(x.X); ok && x.Op == syntax.Not {
+			return b2i(v == 0), true
+		}
+	case *syntax.BinaryArithm:
+		a, ok1 := constArith(x.X)
+		b, ok2 := constArith(x.Y)
+		if ok1 && ok2 {
+			return arithOp(x.Op, a, b)
+		}
+	}
+	return 0, false
+}
+
+// backgrounds reports statements that start work in the background (cmd &, coproc) anywhere
+// in stmts, outside function declarations.
+func backgrounds(stmts []*syntax.Stmt) bool {
+	found := false
+	for _, st := range stmts {
+		syntax.Walk(st, func(n syntax.Node) bool {
+			switch n := n.(type) {
+			case *syntax.FuncDecl:
+				return false
+			case *syntax.Stmt:
+				if n.Background || n.Coprocess {
+					found = true
+				}
+			case *syntax.CoprocClause:
+				found = true
+			}
+			return !found
+		})
+	}
+	return found
 }
 
 func lit(s string) Arg { return Arg{Value: s, Raw: s, Static: true, Known: true, Prefix: len(s)} }
@@ -626,6 +755,17 @@ func (w *walker) walkPipeline(b *syntax.BinaryCmd) {
 			c.stdin = stdinState{kind: stdinPipe, src: elems[:i], first: first}
 		}
 		c.walkStmt(st)
+		if i == len(elems)-1 {
+			w.lastInPipe(c)
+		}
+	}
+}
+
+// lastInPipe keeps what the last command of a pipeline did to the shell's variables when it
+// runs in this shell (shopt -s lastpipe).
+func (w *walker) lastInPipe(c *walker) {
+	if w.sh.lastpipe {
+		w.vars, w.varsOwned, w.funcs, w.cwd = c.vars, c.varsOwned, c.funcs, c.cwd
 	}
 }
 
@@ -655,6 +795,9 @@ func (w *walker) stdinText() (string, uint8) {
 }
 
 func (w *walker) walkFor(fc *syntax.ForClause) {
+	if fc.Select {
+		w.problem("select (it reads its choice from the terminal)")
+	}
 	switch loop := fc.Loop.(type) {
 	case *syntax.WordIter:
 		for _, it := range loop.Items {
@@ -671,22 +814,36 @@ func (w *walker) walkFor(fc *syntax.ForClause) {
 				items = append(items, lit(p))
 			}
 		} else {
+			w.problem("for without a list loops over positional parameters that are not known")
 			allKnown = false
 		}
 		for _, it := range items {
-			if !it.Known || it.Pattern != "" {
+			if !it.Known {
 				allKnown = false
 			}
 		}
+		value := func(it Arg) varVal {
+			if it.Pattern != "" {
+				return varVal{val: it.Pattern, known: true, glob: true}
+			}
+			return varVal{val: it.Value, known: true, lit: it.Static}
+		}
 		if allKnown && len(items) > 0 && len(items) <= maxLoopItems && !w.unrolled {
-			// A short loop over known words runs its body once per word: judge each.
+			// A short loop over known words runs its body once per word: judge each (a
+			// glob stands for every file it matches).
 			w.unrolled = true
 			for _, it := range items {
-				w.setVar(name, varVal{val: it.Value, known: true, lit: it.Static})
+				w.setVar(name, value(it))
 				w.walkStmts(fc.Do)
 			}
 			w.unrolled = false
 			return
+		}
+		if allKnown && len(items) > maxLoopItems {
+			w.problem("a for loop over more than %d words", maxLoopItems)
+		}
+		if allKnown && len(items) > 0 && w.unrolled {
+			w.problem("a for loop nested in another")
 		}
 		w.setVar(name, varVal{})
 		w.walkStmts(fc.Do)
@@ -699,16 +856,28 @@ func (w *walker) walkFor(fc *syntax.ForClause) {
 				}
 				w.sh.replays++
 				c := w.floorOnly("for loop")
-				c.setVar(name, varVal{val: it.Value, known: true})
+				c.setVar(name, value(it))
 				c.walkStmts(fc.Do)
 			}
 		}
 	case *syntax.CStyleLoop:
+		w.problem("a C-style for loop (it may never end)")
 		w.walkSubstsNode(loop.Init)
 		w.walkSubstsNode(loop.Cond)
 		w.walkSubstsNode(loop.Post)
+		cond := loop.Cond == nil
+		if v, ok := constArith(loop.Cond); ok && v != 0 {
+			cond = true
+		}
+		if cond && backgrounds(fc.Do) {
+			w.an.ForkBombs = append(w.an.ForkBombs, "an endless for loop starts commands in the background")
+		}
+		w.arith(loop.Init)
+		w.arith(loop.Cond)
+		w.arith(loop.Post)
 		w.walkStmts(fc.Do)
 	default:
+		w.problem("unsupported loop")
 		w.walkStmts(fc.Do)
 	}
 }
@@ -732,8 +901,13 @@ func (w *walker) walkFunc(fd *syntax.FuncDecl) {
 	}
 	for _, n := range names {
 		w.funcs[n] = fd.Body
-		if forkBomb(n, fd.Body) {
-			w.an.ForkBombs = append(w.an.ForkBombs, "function "+n+" calls itself in the background or through a pipe")
+	}
+	for _, n := range names {
+		switch cycle, async := callCycle(n, w.funcs); {
+		case cycle != "" && async:
+			w.an.ForkBombs = append(w.an.ForkBombs, "function "+cycle+" calls itself in the background or through a pipe")
+		case cycle != "":
+			w.problem("the function %s calls itself (it may never end)", cycle)
 		}
 	}
 	// The body is judged where it is declared: whatever it runs must pass the policy.
@@ -742,111 +916,307 @@ func (w *walker) walkFunc(fd *syntax.FuncDecl) {
 	c.walkStmt(fd.Body)
 }
 
-// forkBomb reports whether body calls name in the background or through a pipe.
-func forkBomb(name string, body *syntax.Stmt) bool {
-	found := false
-	calls := func(n syntax.Node) bool {
-		hit := false
+// callEdge is a call from one function's body to a command name.
+type callEdge struct {
+	name  string
+	async bool // in the background or in a pipeline
+}
+
+// calls lists the literal command names a function body calls.
+func calls(body *syntax.Stmt) []callEdge {
+	var out []callEdge
+	var walk func(n syntax.Node, async bool)
+	walk = func(n syntax.Node, async bool) {
 		syntax.Walk(n, func(x syntax.Node) bool {
-			if ce, ok := x.(*syntax.CallExpr); ok && len(ce.Args) > 0 {
-				if v, ok := fastLiteral(ce.Args[0]); ok && v.Value == name {
-					hit = true
+			switch x := x.(type) {
+			case *syntax.Stmt:
+				if x.Background && x.Cmd != nil {
+					walk(x.Cmd, true)
+					for _, r := range x.Redirs {
+						walk(r, true)
+					}
+					return false
+				}
+			case *syntax.BinaryCmd:
+				if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
+					walk(x.X, true)
+					walk(x.Y, true)
+					return false
+				}
+			case *syntax.CallExpr:
+				if len(x.Args) > 0 {
+					if v, ok := fastLiteral(x.Args[0]); ok {
+						out = append(out, callEdge{v.Value, async})
+					}
 				}
 			}
-			return !hit
+			return true
 		})
-		return hit
 	}
-	syntax.Walk(body, func(x syntax.Node) bool {
-		if found {
-			return false
-		}
-		switch x := x.(type) {
-		case *syntax.Stmt:
-			if x.Background && x.Cmd != nil && calls(x.Cmd) {
-				found = true
-			}
-		case *syntax.BinaryCmd:
-			if (x.Op == syntax.Pipe || x.Op == syntax.PipeAll) && (calls(x.X) || calls(x.Y)) {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
+	walk(body, false)
+	return out
 }
 
-// arithAssigns checks the variables an arithmetic expression assigns.
-func (w *walker) arithAssigns(x syntax.ArithmExpr) {
-	if x == nil {
-		return
+// callCycle finds a chain of calls from the function name back to itself among the functions
+// declared so far: the chain, and whether a call on it is in the background or a pipeline.
+func callCycle(name string, funcs map[string]*syntax.Stmt) (string, bool) {
+	type node struct {
+		fn    string
+		path  string
+		async bool
 	}
-	syntax.Walk(x, func(n syntax.Node) bool {
-		var target syntax.ArithmExpr
-		switch n := n.(type) {
-		case *syntax.BinaryArithm:
-			switch n.Op {
-			case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn,
-				syntax.RemAssgn, syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn,
-				syntax.ShrAssgn, syntax.AndBoolAssgn, syntax.OrBoolAssgn, syntax.XorBoolAssgn, syntax.PowAssgn:
-				target = n.X
+	seen := map[string]bool{}
+	queue := []node{{name, name, false}}
+	foundPath, foundAsync := "", false
+	for len(queue) > 0 && len(seen) < 64 {
+		n := queue[0]
+		queue = queue[1:]
+		body := funcs[n.fn]
+		if body == nil {
+			continue
+		}
+		for _, e := range calls(body) {
+			async := n.async || e.async
+			if e.name == name {
+				if async {
+					return n.path, true
+				}
+				if foundPath == "" {
+					foundPath = n.path
+				}
+				continue
 			}
-		case *syntax.UnaryArithm:
-			if n.Op == syntax.Inc || n.Op == syntax.Dec {
-				target = n.X
+			if _, ok := funcs[e.name]; ok && !seen[e.name+boolKey(async)] {
+				seen[e.name+boolKey(async)] = true
+				queue = append(queue, node{e.name, n.path + " > " + e.name, async})
 			}
 		}
-		if word, ok := target.(*syntax.Word); ok {
-			if v, ok := fastLiteral(word); ok {
-				w.assigned(v.Value)
-			} else if len(word.Parts) == 1 {
-				if pe, ok := word.Parts[0].(*syntax.ParamExp); ok && pe.Param != nil {
-					w.assigned(pe.Param.Value)
+	}
+	return foundPath, foundAsync
+}
+
+func boolKey(b bool) string {
+	if b {
+		return "&"
+	}
+	return ""
+}
+
+// walkTest checks the operands of [[ … ]]: known values, plain names for -v, and inert
+// integers where bash evaluates arithmetic (-eq and friends).
+func (w *walker) walkTest(x syntax.TestExpr) {
+	switch x := x.(type) {
+	case *syntax.Word:
+		w.wordString(x)
+	case *syntax.ParenTest:
+		w.walkTest(x.X)
+	case *syntax.UnaryTest:
+		if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
+			if word, ok := x.X.(*syntax.Word); ok {
+				v, known := w.wordString(word)
+				w.plainName("[[ -v ]]", v, known)
+				return
+			}
+		}
+		w.walkTest(x.X)
+	case *syntax.BinaryTest:
+		switch x.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			for _, side := range []syntax.TestExpr{x.X, x.Y} {
+				if word, ok := side.(*syntax.Word); ok {
+					w.arithWord(word, 0)
+				} else {
+					w.walkTest(side)
 				}
 			}
+		default:
+			w.walkTest(x.X)
+			w.walkTest(x.Y)
 		}
-		return true
-	})
+	}
 }
 
+// plainName checks a word used as a variable name by a builtin: a subscript in it is
+// evaluated as arithmetic, and runs the command substitutions in it.
+func (w *walker) plainName(what, v string, known bool) bool {
+	if !known {
+		w.problem("%s of a name that is not known", what)
+		return false
+	}
+	if isName(v) {
+		return true
+	}
+	if strings.ContainsRune(v, '[') {
+		w.problem("%s of an array element %q (its subscript is evaluated)", what, clip(v))
+		w.codeInData(what, v)
+		return false
+	}
+	w.problem("%s of %q, which is not a plain name", what, clip(v))
+	return false
+}
+
+// declare and friends: the options that keep the analysis exact.
 func (w *walker) walkDecl(dc *syntax.DeclClause) {
-	args := []Arg{lit(dc.Variant.Value)}
+	variant := dc.Variant.Value
+	if variant == "nameref" {
+		w.problem("nameref (a name reference)")
+	}
+	args := []Arg{lit(variant)}
 	var opts []Arg
 	for _, a := range dc.Args {
 		if a.Naked && a.Name == nil && a.Value != nil {
 			opts = w.expandWord(a.Value, opts)
 		}
 	}
-	w.declOptions(dc.Variant.Value, opts)
+	flags := w.declFlags(variant, opts)
+	names := 0
 	for _, a := range dc.Args {
 		w.walkAssignSubsts(a)
 		if a.Naked {
 			if a.Name != nil {
+				names++
 				args = append(args, lit(a.Name.Value))
-				if dc.Variant.Value == "export" || dc.Variant.Value == "readonly" || dc.Variant.Value == "declare" || dc.Variant.Value == "typeset" || dc.Variant.Value == "local" {
-					w.exported(dc.Variant.Value, a.Name.Value, opts)
+				if a.Index != nil {
+					w.problem("%s of an array element", variant)
 				}
+				w.declName(variant, flags, a.Name.Value, opts)
 			} else if a.Value != nil {
-				args = w.expandWord(a.Value, args)
+				fs := w.expandWord(a.Value, nil)
+				for _, f := range fs {
+					v := f.Value
+					if len(v) > 0 && (v[0] == '-' || v[0] == '+') && !strings.ContainsRune(v, '=') {
+						continue
+					}
+					names++
+					if n, val, ok := strings.Cut(v, "="); ok {
+						if w.plainName(variant, n, f.Known) {
+							w.assignVar(n, val, f.Known)
+							w.exported(variant, n, opts)
+						}
+					} else if w.plainName(variant, v, f.Known) {
+						w.declName(variant, flags, v, opts)
+					}
+				}
+				args = append(args, fs...)
 			}
 			continue
 		}
 		if a.Name == nil {
 			continue
 		}
+		names++
 		v, ok, lit := w.wordStringLit(a.Value)
 		if a.Array != nil || a.Index != nil {
+			w.problem("%s of an array", variant)
+			w.arrayAssign(a)
 			ok = false
+		} else {
+			if a.Append {
+				if old, known := w.lookup(a.Name.Value); known {
+					v = old + v
+				} else {
+					ok = false
+				}
+			}
+			w.assignVarLit(a.Name.Value, v, ok, lit)
 		}
-		w.assignVarLit(a.Name.Value, v, ok, lit)
-		w.exported(dc.Variant.Value, a.Name.Value, opts)
-		if a.Index != nil {
-			w.assigned(a.Name.Value)
-		}
+		w.exported(variant, a.Name.Value, opts)
 		args = append(args, Arg{Value: a.Name.Value + "=" + v, Raw: a.Name.Value + "=" + v, Known: ok})
+	}
+	if names == 0 && !strings.ContainsAny(flags, "fF") {
+		form := variant
+		if variant == "export" || variant == "readonly" || strings.Contains(flags, "p") {
+			form += " -p"
+		}
+		w.envDump(form)
 	}
 	s := w.emit(args, KindBuiltin)
 	s.Benign = true
+}
+
+// declFlags checks the options of declare, typeset, local, export and readonly and returns
+// the letters set.
+func (w *walker) declFlags(variant string, opts []Arg) string {
+	var flags []byte
+	for _, a := range opts {
+		v := a.Value
+		if !a.Known {
+			w.problem("%s of a non-literal", variant)
+			continue
+		}
+		if len(v) < 2 || v[0] != '-' && v[0] != '+' || strings.ContainsRune(v, '=') {
+			continue
+		}
+		if v == "--" {
+			continue
+		}
+		for _, c := range v[1:] {
+			switch {
+			case c == 'n' && variant == "export" || c == 'p' || c == 'f' && variant != "export" || c == 'F' ||
+				c == 'x' || c == 'r' || c == 'g' || c == 't' || c == 'I':
+			case c == 'f':
+				w.problem("export -f exports a function to the programs it runs")
+				w.an.EnvExported = true
+			case c == 'n':
+				w.problem("%s -n (a name reference)", variant)
+			case c == 'i':
+				w.problem("%s -i (assignments to it are evaluated as arithmetic)", variant)
+			case c == 'a' || c == 'A':
+				w.problem("%s -%c (an array)", variant, c)
+			case c == 'l' || c == 'u' || c == 'c':
+				w.problem("%s -%c (assignments to it change case)", variant, c)
+			default:
+				w.problem("%s -%c is not known", variant, c)
+			}
+			if v[0] == '-' {
+				flags = append(flags, byte(c))
+			}
+		}
+	}
+	return string(flags)
+}
+
+// declName handles a name declared without a value.
+func (w *walker) declName(variant, flags, name string, opts []Arg) {
+	if strings.Contains(flags, "p") {
+		w.envRead(name)
+	}
+	if variant == "export" || variant == "readonly" || variant == "declare" || variant == "typeset" || variant == "local" {
+		w.exported(variant, name, opts)
+	}
+	if variant == "local" || variant == "declare" || variant == "typeset" {
+		if _, ok := w.vars[name]; !ok && !strings.ContainsAny(flags, "pfFx") {
+			// A new local starts empty.
+			w.setVar(name, varVal{known: true, lit: true, unset: true})
+		}
+	}
+}
+
+// arrayAssign records an array assignment's known elements, for the floor.
+func (w *walker) arrayAssign(a *syntax.Assign) {
+	if a.Array == nil || a.Index != nil || a.Append || a.Name == nil {
+		w.setVar(a.Name.Value, varVal{})
+		return
+	}
+	var elems []string
+	for _, e := range a.Array.Elems {
+		if e.Index != nil || e.Value == nil {
+			w.setVar(a.Name.Value, varVal{})
+			return
+		}
+		for _, f := range w.expandWord(e.Value, nil) {
+			if !f.Known {
+				w.setVar(a.Name.Value, varVal{})
+				return
+			}
+			elems = append(elems, f.Value)
+		}
+	}
+	first := ""
+	if len(elems) > 0 {
+		first = elems[0]
+	}
+	w.setVar(a.Name.Value, varVal{val: first, known: true, arr: elems})
 }
 
 func (w *walker) walkAssignSubsts(a *syntax.Assign) {
@@ -884,9 +1254,23 @@ func (w *walker) walkCall(call *syntax.CallExpr, ownWrites bool) {
 			if a.Name == nil {
 				continue
 			}
+			if a.Array != nil || a.Index != nil {
+				w.problem("an array assignment to %s", a.Name.Value)
+				if a.Index != nil {
+					w.arith(a.Index)
+				}
+				w.checkEnv(a.Name.Value, "", false)
+				w.arrayAssign(a)
+				continue
+			}
 			v, ok, lit := w.wordStringLit(a.Value)
-			if a.Array != nil || a.Index != nil || a.Append {
-				ok = false
+			if a.Append {
+				if old, known := w.lookup(a.Name.Value); known {
+					v = old + v
+				} else {
+					ok = false
+					w.problem("appends to $%s, whose value is not known", a.Name.Value)
+				}
 			}
 			w.assignVarLit(a.Name.Value, v, ok, lit)
 		}
@@ -901,9 +1285,12 @@ func (w *walker) walkCall(call *syntax.CallExpr, ownWrites bool) {
 		if a.Name == nil {
 			continue
 		}
+		if a.Array != nil || a.Index != nil {
+			w.problem("an array assignment to %s", a.Name.Value)
+		}
 		v, ok := w.wordString(a.Value)
 		env = append(env, a.Name.Value+"="+v)
-		w.checkEnv(a.Name.Value, v, ok && !hasExpansion(a.Value))
+		w.checkEnv(a.Name.Value, v, ok)
 	}
 	if len(args) == 0 {
 		w.problem("the command word expands to nothing")
@@ -916,14 +1303,6 @@ func (w *walker) walkCall(call *syntax.CallExpr, ownWrites bool) {
 		return
 	}
 	w.command(args)
-}
-
-func hasExpansion(word *syntax.Word) bool {
-	if word == nil {
-		return false
-	}
-	_, ok := fastLiteral(word)
-	return !ok && mayHaveSubst(word.Parts)
 }
 
 // command checks the command word and dispatches.

@@ -1,0 +1,139 @@
+package shell
+
+import (
+	"path"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// A script written and then run in the same command line is seen by the floor: the files a
+// command line writes through redirections and tee are remembered with their content when it
+// can be worked out, and running one of them (bash FILE, source FILE, ./FILE, python FILE)
+// hands that content to the floor and makes the analysis not-ok.
+
+// writtenText is what the command line wrote to a file.
+type writtenText struct {
+	text  string
+	known bool
+}
+
+// writtenKey is the key a written file is remembered by: its absolute path, or the path as
+// written when the working directory is not known.
+func (w *walker) writtenKey(p string) string {
+	if path.IsAbs(p) {
+		return path.Clean(p)
+	}
+	if w.cwd == "" {
+		return "?/" + path.Clean(p)
+	}
+	return path.Join(w.cwd, p)
+}
+
+func (w *walker) remember(p, text string, known, appendTo bool) {
+	if w.sh.written == nil {
+		w.sh.written = map[string]writtenText{}
+	}
+	k := w.writtenKey(p)
+	if old, ok := w.sh.written[k]; ok && appendTo {
+		text, known = old.text+text, old.known && known
+	}
+	if len(text) > maxValue {
+		text, known = text[:maxValue], false
+	}
+	w.sh.written[k] = writtenText{text: text, known: known}
+}
+
+// writtenFile returns what the command line wrote to p before: the text, whether it is
+// known, and whether p was written at all.
+func (w *walker) writtenFile(p string) (string, bool, bool) {
+	t, ok := w.sh.written[w.writtenKey(p)]
+	return t.text, t.known, ok
+}
+
+// recordWritten remembers the files a statement writes its standard output to.
+func (w *walker) recordWritten(s *syntax.Stmt) {
+	var inputs []*syntax.Redirect
+	type out struct {
+		target string
+		app    bool
+	}
+	var outs []out
+	for _, r := range s.Redirs {
+		fd := ""
+		if r.N != nil {
+			fd = r.N.Value
+		}
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+			if fd != "" && fd != "1" {
+				continue
+			}
+			t, ok := w.wordString(r.Word)
+			if !ok || harmlessWrite(path.Clean(t)) || isNetwork(path.Clean(t)) {
+				continue
+			}
+			outs = append(outs, out{t, r.Op == syntax.AppOut || r.Op == syntax.AppAll})
+		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc, syntax.RdrIn:
+			inputs = append(inputs, r)
+		}
+	}
+	if len(outs) == 0 {
+		return
+	}
+	bare := *s
+	bare.Redirs = inputs
+	c := w.sub()
+	c.judged = false // the evaluation only computes; the walk reports
+	text, known := c.evalStmt(&bare, w.stdin)
+	for _, o := range outs {
+		w.remember(o.target, text, known, o.app)
+	}
+}
+
+// teeWrites remembers the files tee writes its input to.
+func (w *walker) teeWrites(args []Arg) {
+	app := false
+	var files []Arg
+	for _, a := range args[1:] {
+		switch {
+		case a.Value == "-a" || a.Value == "--append":
+			app = true
+		case len(a.Value) > 1 && a.Value[0] == '-':
+		default:
+			files = append(files, a)
+		}
+	}
+	if len(files) == 0 {
+		return
+	}
+	text, kind := w.stdinText()
+	for _, f := range files {
+		if f.Known && f.Pattern == "" {
+			w.remember(f.Value, text, kind == stdinKnown, app)
+		}
+	}
+}
+
+// runsWritten looks at a file run as a script: when the command line wrote it, the floor
+// reads what was written, and the analysis is not-ok. lang is the interpreter ("" for a
+// shell). It reports whether the file was written by the command line.
+func (w *walker) runsWritten(label, file, lang string, pos []string) bool {
+	text, known, ok := w.writtenFile(file)
+	if !ok {
+		return false
+	}
+	if !known {
+		w.problem("%s runs %s, written by the same command line with content that is not known", label, file)
+		return true
+	}
+	w.problem("%s runs %s, written by the same command line", label, file)
+	c := w.floorOnly(label + " " + file)
+	if lang != "" {
+		c.interpCode(lang, text, 0)
+		return true
+	}
+	if d := c.deeper(label); d != nil {
+		d.inlineScript(label, text, pos, true, true)
+	}
+	return true
+}
