@@ -97,7 +97,7 @@ func (w *walker) find(args []Arg) {
 		}
 		c.stdin = stdinNone()
 		c.pipe, c.pipePos = 0, 0
-		c.writes = nil
+		c.writes, c.reads, c.network = nil, nil, nil
 		if op == "-execdir" || op == "-okdir" {
 			c.cwd = ""
 		}

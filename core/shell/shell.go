@@ -65,6 +65,20 @@ type Analysis struct {
 	// terminal settings) to the programs it runs: export, declare -x, set -a. Tools read their
 	// configuration from the environment, so no command of it is a safe bin.
 	EnvExported bool
+	// EnvReads are the names of the variables whose value the command line expands anywhere
+	// ($X, ${X:-…}, "$X", a here-doc body, an arithmetic expression, a name handed to
+	// declare -p or printf -v's source), deduplicated, in the order found. A variable the
+	// line assigns itself is listed too: the policy decides which names look like secrets.
+	EnvReads []string
+	// EnvDumps are the shell forms found that print every variable (or every variable's
+	// name) at once: "set", "declare -p", "typeset -p", "export -p", "readonly -p",
+	// "compgen -v", "${!prefix*}", …, in the order found. They read the whole environment
+	// without naming a variable; the external commands that do the same (env, printenv) are
+	// ordinary segments.
+	EnvDumps []string
+	// Links are the symbolic links and device nodes the command line creates (ln -s, mknod,
+	// cp -s), in order: a later path through one of them reaches its target.
+	Links []Link
 
 	st *state // the memory this analysis came from, for Release
 }
@@ -118,16 +132,41 @@ type Segment struct {
 	Wrappers []string
 	// Env are the NAME=value assignments made for this command (prefix and env wrapper).
 	Env []string
-	// Writes are the files this command writes through redirections.
+	// Writes are the files this command writes through redirections of every form (>, >>,
+	// >|, &>, &>>, N>, <>, >&FILE) and through the few wrappers that write a file themselves
+	// (script's typescript, time -o, sudoedit). /dev/null, /dev/stdout, /dev/stderr,
+	// /dev/tty and /dev/fd/1 and 2 are not writes and are never listed; a network endpoint
+	// is listed in Network instead. Tool options that write (sed -i, sort -o, tee) are not
+	// here: they are the argument profiles' business.
 	Writes []Write
+	// Reads are the files this command reads through redirections (< FILE, <> FILE, <&FILE)
+	// and the files source and . read. /dev/null, /dev/stdin, /dev/tty and /dev/fd/0 are
+	// not listed; network endpoints are in Network.
+	Reads []Read
+	// Network are the network endpoints the command opens through bash's /dev/tcp/HOST/PORT
+	// and /dev/udp/HOST/PORT, found in a redirection or an argument: the cleaned path, or
+	// the word as written when it is not known.
+	Network []string
+	// Input is what the command reads on its standard input, and InputText the text when
+	// Input is InputText (a here-doc, a here-string, or a pipe from a command whose output
+	// the analysis works out).
+	Input     Input
+	InputText string
 	// Cwd is the directory it runs in ("" unknown), Home the home directory it sees.
 	Cwd, Home string
 	// Judged is true for commands that run on this host as part of the command line. Floor-only
 	// segments (Judged false) come from remote shells, interpreter strings, replays with known
 	// loop values and error recovery; the floor and deny rules see them, the allowlist does not.
 	Judged bool
-	// Origin says where a floor-only segment was found ("ssh", "python -c", …).
+	// Origin says where a floor-only or hidden segment was found ("ssh", "python -c",
+	// "git -c alias.x", "find -exec", "GIT_SSH_COMMAND=", …).
 	Origin string
+	// Hidden is set on a command found inside another command's arguments, option values,
+	// environment or configuration rather than in command position: git -c alias.x='!…',
+	// find -exec, make SHELL=…, tar --to-command, rsync -e, GIT_SSH_COMMAND=…, a trap
+	// string, … The allowlist entry (and argv pattern) of the outer command never covers it:
+	// when Judged, it must be satisfied on its own, and the floor always sees it.
+	Hidden bool
 	// Windows marks a cmd.exe or PowerShell statement: Args hold its raw tokens.
 	Windows bool
 	// Lang and Code are an interpreter's inline program (python -c, perl -e, awk '…').
@@ -166,11 +205,54 @@ type Arg struct {
 
 // Write is a file written through a redirection.
 type Write struct {
-	// Target is the file as written (expanded where possible).
+	// Target is the file as written (expanded where possible; relative to the segment's
+	// Cwd unless absolute).
 	Target string
 	// Known is false when the target could not be worked out.
 	Known bool
+	// Pattern is set when the target has active glob characters (bash expands a
+	// redirection word that matches exactly one file): Target as a pattern for Match.
+	Pattern string
+	// Op is how the file is written: ">", ">>", ">|", "&>", "&>>", "<>", ">&" (N>&FILE),
+	// or the wrapper that writes it ("script", "time -o", "sudoedit").
+	Op string
 }
+
+// Read is a file read through a redirection or by source.
+type Read struct {
+	// Target is the file as written (expanded where possible; relative to the segment's
+	// Cwd unless absolute).
+	Target string
+	// Known is false when the target could not be worked out.
+	Known bool
+	// Pattern is set when the target has active glob characters.
+	Pattern string
+	// Op is how the file is read: "<", "<>", "<&" or "source".
+	Op string
+}
+
+// Link is a symbolic link or device node the command line creates.
+type Link struct {
+	// Path is the link created, absolute and cleaned ("" parts unknown are never recorded).
+	Path string
+	// Target is what it points to, absolute and cleaned: the link's target, or for a block
+	// device node made with mknod a canonical device path ("/dev/block/MAJOR:MINOR").
+	Target string
+}
+
+// Input says what a segment reads on its standard input.
+type Input uint8
+
+const (
+	// InputInherited is whatever the command line itself was given.
+	InputInherited Input = iota
+	// InputText is text the analysis worked out (Segment.InputText).
+	InputText
+	// InputUnknown is a pipe or process substitution whose output is unknown.
+	InputUnknown
+	// InputFile is a file or descriptor redirected to it.
+	InputFile
+)
 
 // Name is the command as written (argv[0]), or "" for a bare redirection.
 func (s *Segment) Name() string {
@@ -208,16 +290,9 @@ func (s *Segment) Static() bool {
 	return true
 }
 
-// WritesFiles reports whether the segment writes anything but /dev/null and the standard
-// streams through a redirection.
-func (s *Segment) WritesFiles() bool {
-	for _, w := range s.Writes {
-		if !w.Known || !harmlessWrite(w.Target) {
-			return true
-		}
-	}
-	return false
-}
+// WritesFiles reports whether the segment writes a file through a redirection (the harmless
+// devices are never listed in Writes).
+func (s *Segment) WritesFiles() bool { return len(s.Writes) > 0 }
 
 func harmlessWrite(t string) bool {
 	switch t {

@@ -42,7 +42,7 @@ func TestConstructs(t *testing.T) {
 		{"process substitution", "diff <(a) >(b)", []string{"a", "b", "diff /dev/fd/63 /dev/fd/63"}, true},
 		{"substitution in quotes", `echo "x $(a) y"`, []string{"a", "echo x  y"}, true},
 		{"substitution in assignment", "X=$(a) b", []string{"a", "b"}, true},
-		{"substitution in redirect", "a > $(b)", []string{"b", "a"}, true},
+		{"substitution in redirect", "a > $(b)", []string{"b", "a"}, false},
 		{"substitution in parameter default", "echo ${X:-$(a)}", []string{"a", "echo "}, true},
 		{"env prefix", "FOO=1 BAR=2 a x", []string{"a x"}, true},
 		{"redirections", "a < in > out 2>&1", []string{"a"}, true},

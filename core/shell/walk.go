@@ -62,6 +62,8 @@ type walker struct {
 	env       []string
 	stdin     stdinState
 	writes    []Write
+	reads     []Read
+	network   []string
 	pipe      int
 	pipePos   int
 	calls     []string // functions being replayed
@@ -119,9 +121,14 @@ func (w *walker) emit(args []Arg, kind Kind) *Segment {
 	s := &w.sh.slab[0]
 	w.sh.slab = w.sh.slab[1:]
 	*s = Segment{
-		Args: args, Kind: kind, Wrappers: w.wrappers, Env: w.env, Writes: w.writes,
+		Args: args, Kind: kind, Wrappers: w.wrappers, Env: w.env, Writes: w.writes, Reads: w.reads, Network: w.network,
 		Cwd: w.cwd, Home: w.home, Judged: w.judged, Origin: w.origin, Pipe: w.pipe, PipePos: w.pipePos,
 		LocalBins: w.localBins, MoreArgs: w.moreArgs,
+	}
+	for i := range args {
+		if v := args[i].Value; len(v) >= 8 && strings.Contains(v, "/dev/") {
+			w.argNetwork(s, v)
+		}
 	}
 	if len(w.an.Segments) >= maxSegments {
 		if !w.an.Incomplete {
@@ -132,6 +139,27 @@ func (w *walker) emit(args []Arg, kind Kind) *Segment {
 	}
 	w.an.Segments = append(w.an.Segments, s)
 	return s
+}
+
+// argNetwork records a /dev/tcp or /dev/udp endpoint named in an argument (also as the value
+// of an option: --file=/dev/tcp/…).
+func (w *walker) argNetwork(s *Segment, v string) {
+	for off := 0; off < len(v); {
+		i := strings.Index(v[off:], "/dev/")
+		if i < 0 {
+			return
+		}
+		i += off
+		end := strings.IndexAny(v[i:], ",; \t\n'\"")
+		p := v[i:]
+		if end >= 0 {
+			p = v[i : i+end]
+		}
+		if p = path.Clean(p); isNetwork(p) {
+			s.Network = append(s.Network[:len(s.Network):len(s.Network)], p)
+		}
+		off = i + 5
+	}
 }
 
 // sub returns a walker for a subshell: its assignments and cd do not leak out.
@@ -200,8 +228,8 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 	if s.Background || s.Coprocess || s.Disown {
 		w.sh.background = true
 	}
-	savedWrites, savedStdin := w.writes, w.stdin
-	defer func() { w.writes, w.stdin = savedWrites, savedStdin }()
+	savedWrites, savedReads, savedNet, savedStdin := w.writes, w.reads, w.network, w.stdin
+	defer func() { w.writes, w.reads, w.network, w.stdin = savedWrites, savedReads, savedNet, savedStdin }()
 	ownWrites := false
 	for _, r := range s.Redirs {
 		if w.redirect(r) {
@@ -273,7 +301,7 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 
 func lit(s string) Arg { return Arg{Value: s, Raw: s, Static: true, Known: true, Prefix: len(s)} }
 
-// redirect records a redirection's effect; it reports whether it writes a file.
+// redirect records a redirection's effect; it reports whether it opens a file.
 func (w *walker) redirect(r *syntax.Redirect) bool {
 	if r.Word != nil {
 		w.walkSubsts(r.Word)
@@ -285,27 +313,46 @@ func (w *walker) redirect(r *syntax.Redirect) bool {
 	if r.N != nil {
 		fd = r.N.Value
 	}
+	onStdin := fd == "" || fd == "0"
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
 		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
-		t, ok := w.wordString(r.Word)
-		w.writes = append(w.writes[:len(w.writes):len(w.writes)], Write{Target: t, Known: ok})
-		if r.Op == syntax.RdrInOut && (fd == "" || fd == "0") {
-			w.stdin = stdinState{kind: stdinFile}
+		t, ok, pat := w.target(r.Word)
+		if r.Op == syntax.RdrInOut {
+			w.addRead(Read{Target: t, Known: ok, Pattern: pat, Op: "<>"})
+			if onStdin {
+				w.stdin = stdinState{kind: stdinFile}
+			}
 		}
-		return true
+		return w.addWrite(Write{Target: t, Known: ok, Pattern: pat, Op: r.Op.String()})
 	case syntax.DplOut:
-		t, ok := w.wordString(r.Word)
+		t, ok, pat := w.target(r.Word)
 		if ok && (t == "-" || isDigits(t)) {
 			return false
 		}
-		w.writes = append(w.writes[:len(w.writes):len(w.writes)], Write{Target: t, Known: ok})
-		return true
-	case syntax.RdrIn:
-		if fd != "" && fd != "0" {
+		if !ok && fd != "" {
+			w.problem("a descriptor duplicated from an unknown word")
 			return false
 		}
+		return w.addWrite(Write{Target: t, Known: ok, Pattern: pat, Op: ">&"})
+	case syntax.DplIn:
+		t, ok, pat := w.target(r.Word)
+		if ok && (t == "-" || isDigits(t)) {
+			if onStdin {
+				w.stdin = stdinState{kind: stdinFile}
+			}
+			return false
+		}
+		w.addRead(Read{Target: t, Known: ok, Pattern: pat, Op: "<&"})
+		if onStdin {
+			w.stdin = stdinState{kind: stdinFile}
+		}
+		return true
+	case syntax.RdrIn:
 		if ps := procSubstOf(r.Word); ps != nil {
+			if !onStdin {
+				return false
+			}
 			if out, ok := w.evalStmts(ps.Stmts, stdinNone()); ok {
 				w.stdin = stdinState{kind: stdinKnown, text: out}
 				return false
@@ -313,18 +360,30 @@ func (w *walker) redirect(r *syntax.Redirect) bool {
 			w.stdin = stdinState{kind: stdinPipe}
 			return false
 		}
-		if t, ok := w.wordString(r.Word); !ok || strings.HasPrefix(path.Clean(t), "/dev/tcp/") || strings.HasPrefix(path.Clean(t), "/dev/udp/") {
+		t, ok, pat := w.target(r.Word)
+		net := w.addRead(Read{Target: t, Known: ok, Pattern: pat, Op: "<"})
+		if !onStdin {
+			return false
+		}
+		if !ok || net {
 			w.stdin = stdinState{kind: stdinPipe} // the network, or unknown
+			return false
+		}
+		if harmlessRead(path.Clean(t)) && t != "/dev/stdin" && t != "/dev/fd/0" {
+			w.stdin = stdinState{kind: stdinKnown} // an empty input
+			return false
+		}
+		if t == "/dev/stdin" || t == "/dev/fd/0" {
 			return false
 		}
 		w.stdin = stdinState{kind: stdinFile}
 	case syntax.Hdoc, syntax.DashHdoc:
-		if fd != "" && fd != "0" {
+		if !onStdin {
 			return false
 		}
 		w.stdin = w.heredoc(r)
 	case syntax.WordHdoc:
-		if fd != "" && fd != "0" {
+		if !onStdin {
 			return false
 		}
 		t, ok := w.wordString(r.Word)
@@ -333,10 +392,74 @@ func (w *walker) redirect(r *syntax.Redirect) bool {
 		} else {
 			w.stdin = stdinState{kind: stdinPipe}
 		}
-	case syntax.DplIn:
-		if fd == "" || fd == "0" {
-			w.stdin = stdinState{kind: stdinFile}
+	}
+	return false
+}
+
+// target expands a redirection word: its value, whether it is known, and the glob pattern
+// when it has active glob characters.
+func (w *walker) target(word *syntax.Word) (string, bool, string) {
+	if word == nil {
+		return "", false, ""
+	}
+	if a, ok := fastLiteral(word); ok {
+		return a.Value, true, ""
+	}
+	f := &fields{static: true, known: true, prefix: -1, noSplit: true}
+	w.wordParts(f, word.Parts, false, true)
+	pat := ""
+	if f.glob {
+		pat = string(f.pat)
+	}
+	if !f.known {
+		w.problem("the file of a redirection is not known: %s", string(appendRaw(nil, word.Parts)))
+	}
+	return string(f.val), f.known, pat
+}
+
+// addWrite records a file write of the statement being walked; it reports whether anything
+// was recorded (the harmless devices are not writes, the network is not a file).
+func (w *walker) addWrite(wr Write) bool {
+	if wr.Known {
+		c := path.Clean(wr.Target)
+		if harmlessWrite(c) {
+			return false
 		}
+		if isNetwork(c) {
+			w.network = append(w.network[:len(w.network):len(w.network)], c)
+			return true
+		}
+	}
+	w.writes = append(w.writes[:len(w.writes):len(w.writes)], wr)
+	return true
+}
+
+// addRead records a file read of the statement being walked; it reports whether the file is
+// a network endpoint.
+func (w *walker) addRead(rd Read) bool {
+	if rd.Known {
+		c := path.Clean(rd.Target)
+		if isNetwork(c) {
+			w.network = append(w.network[:len(w.network):len(w.network)], c)
+			return true
+		}
+		if harmlessRead(c) {
+			return false
+		}
+	}
+	w.reads = append(w.reads[:len(w.reads):len(w.reads)], rd)
+	return false
+}
+
+// isNetwork reports bash's network pseudo-files (a cleaned path).
+func isNetwork(p string) bool {
+	return strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/") || p == "/dev/tcp" || p == "/dev/udp"
+}
+
+func harmlessRead(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdin", "/dev/tty", "/dev/fd/0", "/dev/zero", "/dev/random", "/dev/urandom":
+		return true
 	}
 	return false
 }
@@ -428,13 +551,13 @@ func (w *walker) walkSubstsNode(n syntax.Node) {
 			c := w.sub()
 			c.stdin = stdinNone()
 			c.pipe, c.pipePos = 0, 0
-			c.writes = nil
+			c.writes, c.reads, c.network = nil, nil, nil
 			c.walkStmts(x.Stmts)
 			return false
 		case *syntax.ProcSubst:
 			c := w.sub()
 			c.pipe, c.pipePos = 0, 0
-			c.writes = nil
+			c.writes, c.reads, c.network = nil, nil, nil
 			if x.Op == syntax.CmdOut {
 				// >(cmd) reads what the outer command writes: unknown input.
 				c.stdin = stdinState{kind: stdinPipe}

@@ -621,7 +621,7 @@ func (w *walker) privileged(base string, args []Arg) {
 func (w *walker) sudoedit(args []Arg, from int) {
 	c := *w
 	for _, a := range args[from:] {
-		c.writes = append(c.writes[:len(c.writes):len(c.writes)], Write{Target: a.Value, Known: a.Known})
+		c.addWrite(Write{Target: a.Value, Known: a.Known, Pattern: a.Pattern, Op: "sudoedit"})
 	}
 	c.emit(args, KindCommand)
 }
@@ -759,7 +759,7 @@ func (w *walker) simpleWrapper(base string, args []Arg) {
 		}
 		if out != "" {
 			c := *w
-			c.writes = append(c.writes[:len(c.writes):len(c.writes)], Write{Target: out, Known: true})
+			c.addWrite(Write{Target: out, Known: true, Op: "time -o"})
 			c.unwrapTo(base, args, inner, nil)
 			return
 		}
@@ -1144,7 +1144,7 @@ func (w *walker) scriptCmd(args []Arg) {
 	if r.next < len(args) {
 		out = args[r.next].Value
 	}
-	c.writes = append(c.writes[:len(c.writes):len(c.writes)], Write{Target: out, Known: true})
+	c.addWrite(Write{Target: out, Known: true, Op: "script"})
 	c.emit(args, KindCommand)
 	cmd, ok := r.flags["c"]
 	if !ok {
@@ -1364,7 +1364,7 @@ func (w *walker) inlineScript(label, script string, pos []string, fresh, static 
 		w.pos, w.posKnown = nil, false
 	}
 	w.pipe, w.pipePos = 0, 0
-	w.writes = nil
+	w.writes, w.reads, w.network = nil, nil, nil
 	w.walkStmts(f.Stmts)
 }
 
