@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 )
@@ -57,6 +58,7 @@ func baseArgs(scratch string) []string {
 		"--bind", scratch, Dir,
 		"--chdir", Dir,
 		"--unshare-all",
+		"--cap-drop", "ALL", // as root outside, no capability inside: date -s, mount, … fail
 		"--die-with-parent",
 		"--new-session",
 		"--clearenv",
@@ -69,6 +71,11 @@ func baseArgs(scratch string) []string {
 // Run runs argv with scratch (a host directory, e.g. t.TempDir()) writable at Dir and as the
 // working directory. stdin is empty. A non-zero exit is not an error; failing to start is.
 func Run(ctx context.Context, scratch string, argv ...string) (Result, error) {
+	return RunInput(ctx, scratch, "", argv...)
+}
+
+// RunInput is Run with stdin.
+func RunInput(ctx context.Context, scratch, stdin string, argv ...string) (Result, error) {
 	if err := Available(); err != nil {
 		return Result{}, err
 	}
@@ -78,6 +85,7 @@ func Run(ctx context.Context, scratch string, argv ...string) (Result, error) {
 	args := append(baseArgs(scratch), "--")
 	args = append(args, argv...)
 	cmd := exec.CommandContext(ctx, "bwrap", args...)
+	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
