@@ -120,6 +120,7 @@ type Engine struct {
 	askFallback string
 	// shellFold maps lower-cased shell tool names to their command argument.
 	shellFold map[string]string
+	sensitive *Sensitive
 }
 
 // NewEngine validates cfg and builds the engine. persisted may be nil.
@@ -129,6 +130,10 @@ func NewEngine(cfg Config, persisted PersistedAllowlist) (*Engine, error) {
 		return nil, err
 	}
 	perms, err := NewPermissions(cfg.ToolPermissions)
+	if err != nil {
+		return nil, err
+	}
+	sensitive, err := cfg.compileSensitive()
 	if err != nil {
 		return nil, err
 	}
@@ -142,8 +147,13 @@ func NewEngine(cfg Config, persisted PersistedAllowlist) (*Engine, error) {
 	for name, arg := range cfg.Exec.ShellTools {
 		fold[strings.ToLower(name)] = arg
 	}
-	return &Engine{cfg: cfg, perms: perms, def: def, globalTier: tier, commands: judge, askFallback: cfg.AskFallback, shellFold: fold}, nil
+	return &Engine{cfg: cfg, perms: perms, def: def, globalTier: tier, commands: judge, askFallback: cfg.AskFallback,
+		shellFold: fold, sensitive: sensitive}, nil
 }
+
+// Sensitive is the compiled sensitive path list ([policy] sensitive_paths and
+// extra_sensitive_paths): what no tool's arguments may touch without a human.
+func (e *Engine) Sensitive() *Sensitive { return e.sensitive }
 
 // Config returns the effective (defaulted) configuration.
 func (e *Engine) Config() Config { return e.cfg }
