@@ -324,8 +324,21 @@ func (w *walker) set(args []Arg) {
 			rest = rest[1:] // set -o: print the options
 			continue
 		}
+		consumed := false
 		for _, c := range v[1:] {
 			switch c {
+			case 'o':
+				// A cluster with o (set -euo pipefail): the next word names the option.
+				if len(rest) > 1 && !consumed {
+					o := rest[1].Value
+					if !harmlessSetOption(o) {
+						w.problem("set -o %s changes how the shell reads what follows", o)
+					}
+					if o == "allexport" && v[0] == '-' {
+						w.an.EnvExported = true
+					}
+					consumed = true
+				}
 			case 'a':
 				if v[0] == '-' {
 					w.an.EnvExported = true
@@ -340,6 +353,9 @@ func (w *walker) set(args []Arg) {
 			}
 		}
 		rest = rest[1:]
+		if consumed {
+			rest = rest[1:]
+		}
 	}
 	// set -- a b c (or set a b c) replaces the positional parameters.
 	if len(rest) == 0 && (len(args) < 2 || args[len(args)-1].Value != "--") {
@@ -433,11 +449,7 @@ func (w *walker) declArgs(variant string, args []Arg) {
 		}
 	}
 	if names == 0 && !strings.ContainsAny(flags, "fF") {
-		form := variant
-		if variant == "export" || variant == "readonly" || strings.Contains(flags, "p") {
-			form += " -p"
-		}
-		w.envDump(form)
+		w.envDump(dumpForm(variant, flags))
 	}
 }
 

@@ -78,6 +78,13 @@ func (w *walker) interpreter(lang string, args []Arg) {
 		}
 	}
 	s := w.emit(args, KindCommand)
+	if hasFile {
+		for _, a := range args[1:] {
+			if !strings.HasPrefix(a.Value, "-") && w.runsWritten(Base(args[0].Value), a.Value, lang, nil) {
+				break
+			}
+		}
+	}
 	if !hasCode {
 		return
 	}

@@ -337,9 +337,12 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 			w.problem("an mksh arithmetic form")
 		}
 		w.arith(cmd.X)
+		w.emit([]Arg{lit("((")}, KindBuiltin).Benign = true
 	case *syntax.TestClause:
 		w.walkSubstsNode(cmd.X)
-		w.walkTest(cmd.X)
+		args := []Arg{lit("[[")}
+		w.walkTest(cmd.X, &args)
+		w.emit(append(args, lit("]]")), KindBuiltin).Benign = true
 	case *syntax.DeclClause:
 		w.walkDecl(cmd)
 	case *syntax.LetClause:
@@ -568,7 +571,7 @@ func (w *walker) target(word *syntax.Word) (string, bool, string) {
 	f := &fields{static: true, known: true, prefix: -1, noSplit: true}
 	w.wordParts(f, word.Parts, false, true)
 	pat := ""
-	if f.glob {
+	if f.glob && validGlob(f.pat) {
 		pat = string(f.pat)
 	}
 	if !f.known {
@@ -1004,34 +1007,44 @@ func boolKey(b bool) string {
 
 // walkTest checks the operands of [[ … ]]: known values, plain names for -v, and inert
 // integers where bash evaluates arithmetic (-eq and friends).
-func (w *walker) walkTest(x syntax.TestExpr) {
+// The operand words are appended to args, for the segment that stands for the test.
+func (w *walker) walkTest(x syntax.TestExpr, args *[]Arg) {
 	switch x := x.(type) {
 	case *syntax.Word:
-		w.wordString(x)
+		v, known := w.wordString(x)
+		*args = append(*args, Arg{Value: v, Raw: string(appendRaw(nil, x.Parts)), Known: known, Prefix: len(v)})
 	case *syntax.ParenTest:
-		w.walkTest(x.X)
+		w.walkTest(x.X, args)
 	case *syntax.UnaryTest:
+		*args = append(*args, lit(x.Op.String()))
 		if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
 			if word, ok := x.X.(*syntax.Word); ok {
 				v, known := w.wordString(word)
 				w.plainName("[[ -v ]]", v, known)
+				*args = append(*args, Arg{Value: v, Raw: v, Known: known, Prefix: len(v)})
 				return
 			}
 		}
-		w.walkTest(x.X)
+		w.walkTest(x.X, args)
 	case *syntax.BinaryTest:
 		switch x.Op {
 		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
-			for _, side := range []syntax.TestExpr{x.X, x.Y} {
+			for i, side := range []syntax.TestExpr{x.X, x.Y} {
+				if i == 1 {
+					*args = append(*args, lit(x.Op.String()))
+				}
 				if word, ok := side.(*syntax.Word); ok {
 					w.arithWord(word, 0)
+					v, known := w.wordString(word)
+					*args = append(*args, Arg{Value: v, Raw: v, Known: known, Prefix: len(v)})
 				} else {
-					w.walkTest(side)
+					w.walkTest(side, args)
 				}
 			}
 		default:
-			w.walkTest(x.X)
-			w.walkTest(x.Y)
+			w.walkTest(x.X, args)
+			*args = append(*args, lit(x.Op.String()))
+			w.walkTest(x.Y, args)
 		}
 	}
 }
@@ -1124,14 +1137,21 @@ func (w *walker) walkDecl(dc *syntax.DeclClause) {
 		args = append(args, Arg{Value: a.Name.Value + "=" + v, Raw: a.Name.Value + "=" + v, Known: ok})
 	}
 	if names == 0 && !strings.ContainsAny(flags, "fF") {
-		form := variant
-		if variant == "export" || variant == "readonly" || strings.Contains(flags, "p") {
-			form += " -p"
-		}
-		w.envDump(form)
+		w.envDump(dumpForm(variant, flags))
 	}
 	s := w.emit(args, KindBuiltin)
 	s.Benign = true
+}
+
+// dumpForm names the declare-family form that prints variables.
+func dumpForm(variant, flags string) string {
+	switch {
+	case flags != "" && flags != "p":
+		return variant + " -" + strings.ReplaceAll(flags, "p", "")
+	case variant == "export" || variant == "readonly" || flags == "p":
+		return variant + " -p"
+	}
+	return variant
 }
 
 // declFlags checks the options of declare, typeset, local, export and readonly and returns

@@ -157,11 +157,41 @@ func (f *fields) end() {
 	if f.prefix >= 0 {
 		a.Prefix = f.prefix
 	}
-	if f.glob {
+	if f.glob && validGlob(f.pat) {
 		a.Pattern = string(f.pat)
 	}
 	f.out = append(f.out, a)
 	f.reset()
+}
+
+// validGlob reports whether a pattern has a glob bash expands: * or ?, or a bracket
+// expression closed by "]" (a lone "[" is literal text, as in "[ -f x ]").
+func validGlob(p []byte) bool {
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '*', '?':
+			return true
+		case '[':
+			j := i + 1
+			if j < len(p) && (p[j] == '!' || p[j] == '^') {
+				j++
+			}
+			if j < len(p) && p[j] == ']' {
+				j++
+			}
+			for ; j < len(p); j++ {
+				if p[j] == ']' {
+					return true
+				}
+				if p[j] == '\\' {
+					j++
+				}
+			}
+		}
+	}
+	return false
 }
 
 // split appends an unquoted expansion's value: split into fields on IFS, globs active.

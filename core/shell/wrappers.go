@@ -281,6 +281,9 @@ func (w *walker) dispatch(args []Arg) {
 	case "tee":
 		w.emit(args, KindCommand)
 		w.teeWrites(args)
+	case "curl", "wget", "cp", "mv", "install", "ln":
+		w.emit(args, KindCommand)
+		w.toolWrites(base, args)
 	case "sshpass":
 		r := (&optSpec{short: "ev", shortArg: "pfdP"}).parse(args, 1)
 		if r.bad != "" {
@@ -1418,6 +1421,11 @@ func (w *walker) shellWrapper(base string, args []Arg) {
 			}
 			return
 		}
+		pos := make([]string, 0, len(args)-i)
+		for _, a := range args[i:] {
+			pos = append(pos, a.Value)
+		}
+		w.runsWritten(base, args[i].Value, "", pos)
 		w.emit(args, KindCommand)
 		return
 	}

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"path"
+	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -136,4 +137,49 @@ func (w *walker) runsWritten(label, file, lang string, pos []string) bool {
 		d.inlineScript(label, text, pos, true, true)
 	}
 	return true
+}
+
+// toolWrites remembers the files curl, wget, cp, mv and install write: their content is not
+// known (cp of a file the command line wrote copies what it wrote).
+func (w *walker) toolWrites(base string, args []Arg) {
+	var ops []Arg
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		v := a.Value
+		switch {
+		case (base == "curl" && (v == "-o" || v == "--output")) || (base == "wget" && (v == "-O" || v == "--output-document")):
+			if i+1 < len(args) && args[i+1].Known {
+				i++
+				w.remember(args[i].Value, "", false, false)
+			}
+		case base == "curl" && strings.HasPrefix(v, "--output="), base == "wget" && strings.HasPrefix(v, "--output-document="):
+			_, f, _ := strings.Cut(v, "=")
+			w.remember(f, "", false, false)
+		case base == "curl" && strings.HasPrefix(v, "-o") && len(v) > 2:
+			w.remember(v[2:], "", false, false)
+		case strings.HasPrefix(v, "-"):
+			if base != "curl" && base != "wget" && (v == "-t" || v == "--target-directory" || v == "-S" || v == "--suffix" || v == "-m" || v == "-o" || v == "-g") {
+				i++
+			}
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if base == "curl" || base == "wget" || len(ops) < 2 {
+		return
+	}
+	dst := ops[len(ops)-1]
+	if !dst.Known || dst.Pattern != "" {
+		return
+	}
+	if base == "ln" {
+		return // links are the floor's business
+	}
+	text, known, _ := w.writtenFile(ops[0].Value)
+	if len(ops) == 2 {
+		w.remember(dst.Value, text, known, false)
+		if _, _, ok := w.writtenFile(ops[0].Value); ok {
+			w.remember(path.Join(dst.Value, path.Base(ops[0].Value)), text, known, false)
+		}
+	}
 }
