@@ -805,7 +805,8 @@ func (w *walker) suWrapper(base string, args []Arg) {
 		return
 	}
 	if c := w.deeper(base + " -c"); c != nil {
-		c.inlineScript(base+" -c", script, nil, false, allStatic(args))
+		c.hide(base + " -c")
+		c.inlineScript(base+" -c", script, nil, true, allStatic(args))
 	}
 }
 
@@ -1059,6 +1060,22 @@ func xargsWords(s string) []string {
 
 // packageRunner unwraps npx and its cousins to the package binary they run.
 func (w *walker) packageRunner(base string, args []Arg) {
+	if base == "npm" || base == "pnpm" || base == "yarn" || base == "npx" {
+		w.npmConfig(base, args)
+		if base == "npm" && len(args) > 2 && args[1].Value == "explore" {
+			// npm explore PKG -- CMD: CMD runs in a shell in the package's directory.
+			w.emit(args, KindCommand)
+			rest := args[3:]
+			if len(rest) > 0 && rest[0].Value == "--" {
+				rest = rest[1:]
+			}
+			if len(rest) > 0 {
+				text, known := joinValues(rest)
+				w.hiddenScript("npm explore", text, known)
+			}
+			return
+		}
+	}
 	label := base
 	from := 1
 	local := ""
@@ -1288,7 +1305,8 @@ func (w *walker) scriptCmd(args []Arg) {
 	}
 	if ok {
 		if d := w.deeper("script -c"); d != nil {
-			d.inlineScript("script -c", cmd, nil, false, allStatic(args))
+			d.hide("script -c")
+			d.inlineScript("script -c", cmd, nil, true, allStatic(args))
 		}
 	}
 }
@@ -1594,4 +1612,38 @@ func (w *walker) callFunc(name string, body *syntax.Stmt, args []Arg) {
 	c.calls = append(w.calls[:len(w.calls):len(w.calls)], name)
 	c.pos, c.posKnown = pos, true
 	c.walkStmt(body)
+}
+
+// npm settings given as options whose value is a command (--script-shell=…, --shell, …).
+// npm reads an unambiguous abbreviation of any setting, so a prefix of one of them counts.
+func (w *walker) npmConfig(base string, args []Arg) {
+	for i := 1; i < len(args); i++ {
+		v := args[i].Value
+		if v == "--" {
+			return
+		}
+		if !strings.HasPrefix(v, "--") || len(v) < 4 {
+			continue
+		}
+		name, val, hasVal := strings.Cut(v[2:], "=")
+		key := ""
+		for _, k := range []string{"script-shell", "shell", "editor", "browser", "git", "viewer", "node-options",
+			"userconfig", "globalconfig", "onload-script"} {
+			if k == name || len(name) >= 3 && strings.HasPrefix(k, name) && name != "save" && !strings.HasPrefix(name, "no-") {
+				key = k
+				break
+			}
+		}
+		if key == "" {
+			continue
+		}
+		switch key {
+		case "script-shell", "shell", "editor", "browser", "git", "viewer":
+			val, known, j := longValue(args, i, hasVal, val)
+			i = j
+			w.hiddenScript(base+" --"+key, val, known)
+		default:
+			w.problem("%s --%s changes what %s loads", base, key, base)
+		}
+	}
 }
