@@ -139,6 +139,9 @@ func (w *walker) builtin(name string, args []Arg) {
 		w.problem("compgen expands its arguments")
 		for i, a := range args[1:] {
 			v := a.Value
+			if (v == "-W" || v == "-C" || v == "-X" || v == "-P" || v == "-S") && i+2 < len(args) {
+				w.codeInData("compgen "+v, args[i+2].Value)
+			}
 			if v == "-v" || v == "-e" || (v == "-A" && i+2 < len(args) && (args[i+2].Value == "variable" || args[i+2].Value == "export")) {
 				w.envDump("compgen " + v)
 			}

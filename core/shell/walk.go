@@ -2,6 +2,7 @@ package shell
 
 import (
 	"path"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -55,6 +56,7 @@ type shared struct {
 	fastBufUsed bool
 	lastpipe    bool                   // shopt -s lastpipe: a pipeline's last command runs in this shell
 	written     map[string]writtenText // files the command line writes, by absolute path
+	integer     map[string]bool        // variables with the integer attribute
 	noFast      bool                   // the fast path is off (tests compare it with the parser)
 }
 
@@ -1131,6 +1133,7 @@ func (w *walker) walkDecl(dc *syntax.DeclClause) {
 					ok = false
 				}
 			}
+			w.markInteger(flags, a.Name.Value)
 			w.assignVarLit(a.Name.Value, v, ok, lit)
 		}
 		w.exported(variant, a.Name.Value, opts)
@@ -1141,6 +1144,16 @@ func (w *walker) walkDecl(dc *syntax.DeclClause) {
 	}
 	s := w.emit(args, KindBuiltin)
 	s.Benign = true
+}
+
+// markInteger remembers the variables given the integer attribute.
+func (w *walker) markInteger(flags, name string) {
+	if strings.ContainsRune(flags, 'i') {
+		if w.sh.integer == nil {
+			w.sh.integer = map[string]bool{}
+		}
+		w.sh.integer[name] = true
+	}
 }
 
 // dumpForm names the declare-family form that prints variables.
@@ -1198,6 +1211,7 @@ func (w *walker) declFlags(variant string, opts []Arg) string {
 
 // declName handles a name declared without a value.
 func (w *walker) declName(variant, flags, name string, opts []Arg) {
+	w.markInteger(flags, name)
 	if strings.Contains(flags, "p") {
 		w.envRead(name)
 	}
@@ -1256,6 +1270,14 @@ func (w *walker) assignVar(name, v string, known bool) { w.assignVarLit(name, v,
 
 func (w *walker) assignVarLit(name, v string, known, lit bool) {
 	w.checkEnv(name, v, known)
+	if w.sh.integer[name] && known {
+		// An integer variable evaluates what it is assigned.
+		if n, ok := w.arithText(v, 0); ok {
+			v = strconv.FormatInt(n, 10)
+		} else {
+			known = false
+		}
+	}
 	if len(v) > maxValue {
 		known = false
 	}

@@ -144,6 +144,11 @@ func (w *walker) assigned(name string) {
 
 // checkEnv looks at an assignment made for or by the command.
 func (w *walker) checkEnv(name, value string, known bool) {
+	switch name {
+	case "PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND":
+		// Prompt strings expand their $(…) when they are printed (PS4 under set -x).
+		w.codeInData(name+"=", value)
+	}
 	if dangerousEnv(name) {
 		w.problem("sets %s, which changes what runs", name)
 		return
