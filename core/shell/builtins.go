@@ -13,7 +13,7 @@ func (w *walker) builtin(name string, args []Arg) {
 	case "cd", "pushd":
 		w.cd(name, args)
 	case "popd":
-		w.cwd = ""
+		w.unknownCwd()
 		w.problem("popd returns to a directory that is not known")
 	case "eval":
 		var b strings.Builder
@@ -157,7 +157,7 @@ func (w *walker) cd(name string, args []Arg) {
 		a := args[i]
 		v := a.Value
 		if !a.Known {
-			w.cwd = ""
+			w.unknownCwd()
 			return
 		}
 		if v == "--" {
@@ -172,7 +172,7 @@ func (w *walker) cd(name string, args []Arg) {
 			continue
 		}
 		if name == "pushd" && len(v) > 1 && (v[0] == '+' || v[0] == '-') {
-			w.cwd = ""
+			w.unknownCwd()
 			w.problem("pushd %s rotates a directory stack that is not known", v)
 			return
 		}
@@ -184,30 +184,30 @@ func (w *walker) cd(name string, args []Arg) {
 
 func (w *walker) cdHome() {
 	if h, ok := w.lookup("HOME"); ok && h != "" {
-		w.cwd = h
+		w.cwd, w.cwdRel = h, ""
 		return
 	}
-	w.cwd = ""
+	w.unknownCwd()
 	w.problem("cd to a home directory that is not known")
 }
 
 func (w *walker) cdTo(a Arg) {
 	switch {
 	case a.Value == "-":
-		w.cwd = ""
+		w.unknownCwd()
 		w.problem("cd - returns to a directory that is not known")
 	case a.Pattern != "":
-		w.cwd = ""
+		w.unknownCwd()
 		w.problem("cd to a glob")
 	case a.Value == "":
 		// bash: cd "" stays where it is.
 	default:
 		if v, ok := w.vars["CDPATH"]; ok && v.val != "" && !path.IsAbs(a.Value) && !strings.HasPrefix(a.Value, ".") {
-			w.cwd = ""
+			w.unknownCwd()
 			w.problem("cd with CDPATH set")
 			return
 		}
-		w.cwd = joinCwd(w.cwd, a.Value)
+		w.chdir(a.Value)
 	}
 }
 
@@ -250,7 +250,7 @@ func (w *walker) source(name string, args []Arg) {
 	}
 	a := args[1]
 	if a.proc != nil {
-		out, ok := w.evalStmts(a.proc.Stmts, stdinNone())
+		out, ok := w.evalSub(a.proc.Stmts)
 		if ok {
 			w.shared(name, out, true)
 			return

@@ -64,7 +64,7 @@ func (w *walker) ssh(base string, args []Arg) {
 		return
 	}
 	c := w.floorOnly("ssh")
-	c.cwd, c.home = remoteHome, remoteHome
+	c.cwd, c.home, c.cwdRel = remoteHome, remoteHome, ""
 	c.stdin = stdinNone()
 	c.shellString("ssh", args, from)
 }
@@ -90,7 +90,7 @@ func (w *walker) sshOption(kv string, static bool) {
 		}
 	case "remotecommand":
 		c := w.floorOnly("ssh")
-		c.cwd, c.home = remoteHome, remoteHome
+		c.cwd, c.home, c.cwdRel = remoteHome, remoteHome, ""
 		c.script("ssh", val, nil, true)
 	}
 }
@@ -120,7 +120,7 @@ func (w *walker) find(args []Arg) {
 		}
 		c.hide("find " + op)
 		if op == "-execdir" || op == "-okdir" {
-			c.cwd = ""
+			c.unknownCwd()
 		}
 		c.command(inner)
 	}

@@ -28,6 +28,13 @@ func (w *walker) evalStmts(stmts []*syntax.Stmt, stdin stdinState) (string, bool
 	return out.String(), true
 }
 
+// evalSub works out the output of a command or process substitution: a subshell, whose
+// assignments and cd stay inside.
+func (w *walker) evalSub(stmts []*syntax.Stmt) (string, bool) {
+	c := w.sub()
+	return c.evalStmts(stmts, stdinNone())
+}
+
 func (w *walker) evalPipe(elems []*syntax.Stmt, stdin stdinState) (string, bool) {
 	in := stdin
 	var out string

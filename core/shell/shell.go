@@ -154,6 +154,10 @@ type Segment struct {
 	InputText string
 	// Cwd is the directory it runs in ("" unknown), Home the home directory it sees.
 	Cwd, Home string
+	// CwdRel is, when Cwd is unknown, where the command runs relative to the directory the
+	// command line started in ("../.." after cd ../..; "." when it did not move), or "" when
+	// that is not known either.
+	CwdRel string
 	// Judged is true for commands that run on this host as part of the command line. Floor-only
 	// segments (Judged false) come from remote shells, interpreter strings, replays with known
 	// loop values and error recovery; the floor and deny rules see them, the allowlist does not.

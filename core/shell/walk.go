@@ -66,6 +66,7 @@ type walker struct {
 	an        *Analysis
 	sh        *shared
 	cwd, home string
+	cwdRel    string // with cwd unknown: where it is relative to the start ("" unknown)
 	vars      map[string]varVal
 	varsOwned bool
 	funcs     map[string]*syntax.Stmt
@@ -98,6 +99,9 @@ func newWalker(w *walker, sh *shared, an *Analysis, opts Options) *walker {
 		cwd = path.Clean(cwd)
 	}
 	*w = walker{an: an, sh: sh, cwd: cwd, home: opts.Home, judged: true, varsOwned: true}
+	if cwd == "" {
+		w.cwdRel = "."
+	}
 	return w
 }
 
@@ -139,7 +143,7 @@ func (w *walker) emit(args []Arg, kind Kind) *Segment {
 	w.sh.slab = w.sh.slab[1:]
 	*s = Segment{
 		Args: args, Kind: kind, Wrappers: w.wrappers, Env: w.env, Writes: w.writes, Reads: w.reads, Network: w.network,
-		Cwd: w.cwd, Home: w.home, Judged: w.judged, Origin: w.origin, Pipe: w.pipe, PipePos: w.pipePos,
+		Cwd: w.cwd, Home: w.home, CwdRel: w.cwdRel, Judged: w.judged, Origin: w.origin, Pipe: w.pipe, PipePos: w.pipePos,
 		LocalBins: w.localBins, MoreArgs: w.moreArgs, Hidden: w.hidden,
 	}
 	for i := range args {
@@ -518,7 +522,7 @@ func (w *walker) redirect(r *syntax.Redirect) bool {
 			if !onStdin {
 				return false
 			}
-			if out, ok := w.evalStmts(ps.Stmts, stdinNone()); ok {
+			if out, ok := w.evalSub(ps.Stmts); ok {
 				w.stdin = stdinState{kind: stdinKnown, text: out}
 				return false
 			}
@@ -765,6 +769,22 @@ func (w *walker) walkPipeline(b *syntax.BinaryCmd) {
 		}
 	}
 }
+
+// chdir moves the walker to dir: absolute, relative to a known directory, or relative to an
+// unknown one (then cwdRel keeps track).
+func (w *walker) chdir(dir string) {
+	switch {
+	case path.IsAbs(dir):
+		w.cwd, w.cwdRel = path.Clean(dir), ""
+	case w.cwd != "":
+		w.cwd = path.Join(w.cwd, dir)
+	case w.cwdRel != "":
+		w.cwdRel = path.Join(w.cwdRel, dir)
+	}
+}
+
+// unknownCwd forgets the working directory.
+func (w *walker) unknownCwd() { w.cwd, w.cwdRel = "", "" }
 
 // lastInPipe keeps what the last command of a pipeline did to the shell's variables when it
 // runs in this shell (shopt -s lastpipe).

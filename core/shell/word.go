@@ -297,7 +297,7 @@ func (w *walker) wordParts(f *fields, parts []syntax.WordPart, inDbl, first bool
 			w.paramExp(f, p, inDbl)
 		case *syntax.CmdSubst:
 			f.static = false
-			v, ok := w.evalStmts(p.Stmts, stdinNone())
+			v, ok := w.evalSub(p.Stmts)
 			v = strings.TrimRight(v, "\n")
 			why := ""
 			if !ok {

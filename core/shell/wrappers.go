@@ -286,9 +286,12 @@ func (w *walker) dispatch(args []Arg) {
 	case "tee":
 		w.emit(args, KindCommand)
 		w.teeWrites(args)
-	case "curl", "wget", "cp", "mv", "install", "ln":
+	case "curl", "wget", "cp", "mv", "install", "ln", "mknod":
 		w.emit(args, KindCommand)
 		w.toolWrites(base, args)
+		if base == "ln" || base == "cp" || base == "mknod" {
+			w.links(base, args)
+		}
 	case "sshpass":
 		r := (&optSpec{short: "ev", shortArg: "pfdP"}).parse(args, 1)
 		if r.bad != "" {
@@ -639,7 +642,9 @@ loop:
 		}
 		if c := w.deeper("env"); c != nil {
 			c.env = append(c.env[:len(c.env):len(c.env)], env...)
-			c.cwd = joinCwd(c.cwd, cwd)
+			if cwd != "" {
+				c.chdir(cwd)
+			}
 			c.inlineScript("env -S", b.String(), nil, false, true)
 		}
 		return
@@ -647,7 +652,7 @@ loop:
 	w.unwrapTo("env", args, i, func(c *walker) {
 		c.env = append(c.env[:len(c.env):len(c.env)], env...)
 		if cwd != "" {
-			c.cwd = joinCwd(c.cwd, cwd)
+			c.chdir(cwd)
 		}
 	})
 }
@@ -753,7 +758,7 @@ func (w *walker) privileged(base string, args []Arg) {
 	}
 	w.unwrapTo(base, args, r.next, func(c *walker) {
 		if dir != "" {
-			c.cwd = joinCwd(c.cwd, dir)
+			c.chdir(dir)
 		}
 	})
 }
@@ -838,7 +843,7 @@ func (w *walker) chroot(args []Arg) {
 	}
 	inner := r.next + 1
 	w.emit(args[:inner:inner], KindCommand)
-	w.unwrapTo("chroot", args, inner, func(c *walker) { c.cwd = "/" })
+	w.unwrapTo("chroot", args, inner, func(c *walker) { c.cwd, c.cwdRel = "/", "" })
 }
 
 var wrapperSpecs = map[string]*optSpec{
@@ -1433,7 +1438,7 @@ func (w *walker) shellWrapper(base string, args []Arg) {
 	if !stdinMode && i < len(args) {
 		// A script file, or a process substitution whose output may be known.
 		if args[i].proc != nil {
-			out, ok := w.evalStmts(args[i].proc.Stmts, stdinNone())
+			out, ok := w.evalSub(args[i].proc.Stmts)
 			if !ok {
 				w.problem("%s runs a script from a process substitution whose output is unknown", base)
 				w.emit(args, KindCommand)

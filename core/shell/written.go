@@ -183,3 +183,116 @@ func (w *walker) toolWrites(base string, args []Arg) {
 		}
 	}
 }
+
+// links records the symbolic links, hard links and device nodes ln, cp -s and mknod make.
+func (w *walker) links(base string, args []Arg) {
+	abs := func(p string) string {
+		if path.IsAbs(p) {
+			return path.Clean(p)
+		}
+		if w.cwd == "" {
+			return ""
+		}
+		return path.Join(w.cwd, p)
+	}
+	add := func(link, target string) {
+		if link != "" && target != "" && len(w.an.Links) < 64 {
+			w.an.Links = append(w.an.Links, Link{Path: link, Target: target})
+		}
+	}
+	if base == "mknod" {
+		// mknod NAME b MAJOR MINOR: a block device under another name.
+		var ops []Arg
+		for i := 1; i < len(args); i++ {
+			v := args[i].Value
+			if v == "-m" || v == "--mode" || v == "-Z" || v == "--context" {
+				i++
+				continue
+			}
+			if !strings.HasPrefix(v, "-") {
+				ops = append(ops, args[i])
+			}
+		}
+		if len(ops) == 4 && (ops[1].Value == "b" || ops[1].Value == "c" || ops[1].Value == "u") {
+			kind := "block"
+			if ops[1].Value != "b" {
+				kind = "char"
+			}
+			add(abs(ops[0].Value), "/dev/"+kind+"/"+ops[2].Value+":"+ops[3].Value)
+		}
+		return
+	}
+	symbolic := false
+	dir := ""
+	noTargetDir := false
+	var ops []Arg
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		v := a.Value
+		switch {
+		case v == "--":
+			ops = append(ops, args[i+1:]...)
+			i = len(args)
+		case v == "-t" || v == "--target-directory":
+			if i+1 < len(args) {
+				i++
+				dir = args[i].Value
+			}
+		case strings.HasPrefix(v, "--target-directory="):
+			dir = v[len("--target-directory="):]
+		case v == "-T" || v == "--no-target-directory":
+			noTargetDir = true
+		case v == "--symbolic" || v == "--symbolic-link":
+			symbolic = true
+		case v == "-S" || v == "--suffix":
+			i++
+		case strings.HasPrefix(v, "--"):
+		case strings.HasPrefix(v, "-") && len(v) > 1:
+			if strings.ContainsRune(v, 's') {
+				symbolic = true
+			}
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if base == "cp" && !symbolic {
+		return
+	}
+	for _, o := range ops {
+		if !o.Known || o.Pattern != "" {
+			return
+		}
+	}
+	linkTo := func(target, link string) {
+		l := abs(link)
+		if l == "" {
+			return
+		}
+		t := target
+		if !path.IsAbs(t) {
+			if symbolic && base == "ln" {
+				t = path.Join(path.Dir(l), t) // a relative symlink is relative to its directory
+			} else {
+				t = abs(t)
+			}
+		}
+		add(l, path.Clean(t))
+	}
+	switch {
+	case dir != "":
+		for _, o := range ops {
+			linkTo(o.Value, path.Join(dir, path.Base(o.Value)))
+		}
+	case len(ops) == 1:
+		linkTo(ops[0].Value, path.Base(ops[0].Value))
+	case len(ops) == 2 && (noTargetDir || !strings.HasSuffix(ops[1].Value, "/")):
+		linkTo(ops[0].Value, ops[1].Value)
+		// ln -s T DIR makes DIR/T when DIR exists; either may be what happens.
+		linkTo(ops[0].Value, path.Join(ops[1].Value, path.Base(ops[0].Value)))
+	default:
+		last := ops[len(ops)-1].Value
+		for _, o := range ops[:len(ops)-1] {
+			linkTo(o.Value, path.Join(last, path.Base(o.Value)))
+		}
+	}
+}
