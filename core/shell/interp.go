@@ -89,7 +89,172 @@ func (w *walker) interpreter(lang string, args []Arg) {
 		return
 	}
 	s.Lang, s.Code = lang, code
+	if codeForkBomb(code) {
+		w.an.ForkBombs = append(w.an.ForkBombs, "an endless loop in "+lang+" code forks")
+	}
 	w.interpCode(lang, code, 0)
+}
+
+// forkCall names the calls of scripting languages that start a process and return at once.
+func forkCall(name string) bool {
+	if i := strings.LastIndexAny(name, ".:"); i >= 0 {
+		name = name[i+1:]
+	}
+	switch name {
+	case "fork", "forkpty", "pcntl_fork", "spawn", "Popen", "posix_spawn", "posix_spawnp",
+		"create_subprocess_exec", "create_subprocess_shell", "fork_exec":
+		return true
+	}
+	return false
+}
+
+// codeForkBomb spots the fork bombs of scripting languages: a fork in a loop that never ends
+// on its own (perl 'fork while fork', python 'while True: os.fork()', ruby 'loop { fork }',
+// node 'for(;;) child_process.fork(…)'). Code that merely mentions fork and while is not one.
+func codeForkBomb(code string) bool {
+	if !strings.Contains(code, "fork") && !strings.Contains(code, "spawn") && !strings.Contains(code, "Popen") {
+		return false
+	}
+	toks := tokenizeCode(code)
+	hasFork := func(ts []codeTok) bool {
+		for _, t := range ts {
+			if t.kind == 'i' && forkCall(t.s) {
+				return true
+			}
+		}
+		return false
+	}
+	always := func(cond []codeTok, until bool) bool {
+		if hasFork(cond) {
+			return !until
+		}
+		n := 0
+		for _, t := range cond {
+			if t.kind == 'p' && (t.s == "(" || t.s == ")") {
+				continue
+			}
+			n++
+			switch t.s {
+			case "true", "True", "TRUE", "1":
+				if until {
+					return false
+				}
+			case "false", "False", "FALSE", "0", "nil", "None":
+				if !until {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+		return n > 0
+	}
+	// matching returns the index just after the bracket closing the one at i.
+	matching := func(i int) int {
+		open := toks[i].s
+		closeTok := map[string]string{"(": ")", "{": "}", "[": "]"}[open]
+		depth := 0
+		for j := i; j < len(toks); j++ {
+			if toks[j].kind != 'p' {
+				continue
+			}
+			switch toks[j].s {
+			case open:
+				depth++
+			case closeTok:
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(toks)
+	}
+	// body reads the statement or block from i.
+	body := func(i int) []codeTok {
+		if i >= len(toks) {
+			return nil
+		}
+		if toks[i].kind == 'p' && toks[i].s == "{" {
+			return toks[i:matching(i)]
+		}
+		if toks[i].kind == 'i' && toks[i].s == "do" {
+			for j := i; j < len(toks); j++ {
+				if toks[j].kind == 'i' && toks[j].s == "end" {
+					return toks[i:j]
+				}
+			}
+			return toks[i:]
+		}
+		if toks[i].kind == 'p' && toks[i].s == ":" {
+			return toks[i:] // python: the indented block, as far as a one-liner goes
+		}
+		j := i
+		for j < len(toks) && !(toks[j].kind == 'p' && toks[j].s == ";") {
+			j++
+		}
+		return toks[i:j]
+	}
+	for i, t := range toks {
+		if t.kind != 'i' {
+			continue
+		}
+		switch t.s {
+		case "while", "until":
+			until := t.s == "until"
+			// A statement modifier: STMT while COND.
+			start := i
+			for start > 0 && !(toks[start-1].kind == 'p' && (toks[start-1].s == ";" || toks[start-1].s == "{" || toks[start-1].s == "}")) {
+				start--
+			}
+			end := i + 1
+			for end < len(toks) && !(toks[end].kind == 'p' && (toks[end].s == ";" || toks[end].s == "}")) {
+				end++
+			}
+			if start < i && hasFork(toks[start:i]) && always(toks[i+1:end], until) {
+				return true
+			}
+			// A loop: while (COND) BODY, while COND: BODY, while COND do BODY end.
+			var cond []codeTok
+			j := i + 1
+			if j < len(toks) && toks[j].kind == 'p' && toks[j].s == "(" {
+				k := matching(j)
+				cond, j = toks[j:k], k
+			} else {
+				k := j
+				for k < len(toks) && !(toks[k].kind == 'p' && (toks[k].s == ":" || toks[k].s == "{" || toks[k].s == ";")) &&
+					!(toks[k].kind == 'i' && toks[k].s == "do") {
+					k++
+				}
+				cond, j = toks[j:k], k
+			}
+			if always(cond, until) && hasFork(body(j)) {
+				return true
+			}
+		case "loop":
+			if hasFork(body(i + 1)) {
+				return true
+			}
+		case "for":
+			j := i + 1
+			if j < len(toks) && toks[j].kind == 'p' && toks[j].s == "(" {
+				k := matching(j)
+				inner := toks[j+1 : max(k-1, j+1)]
+				semis, condToks := 0, 0
+				for _, x := range inner {
+					if x.kind == 'p' && x.s == ";" {
+						semis++
+					} else if semis == 1 {
+						condToks++
+					}
+				}
+				if semis == 2 && condToks == 0 && hasFork(body(k)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // extractCode finds the inline program of an interpreter command line.
