@@ -383,9 +383,9 @@ func floorRelevant(b string) bool {
 		"blkdiscard", "tee", "cp", "rsync", "format", "vssadmin", "wmic", "reg", "cmd", "powershell",
 		"pwsh", "env", "sudo", "doas", "xargs", "eval", "ssh", "nice", "nohup", "timeout", "rd",
 		"rmdir", "del", "erase", "remove-item", "format-volume", "sgdisk", "sfdisk", "cryptsetup",
-		"ddrescue", "nvme", "badblocks", "wbadmin", "fdisk", "gdisk", "cgdisk", "parted", "mkswap", "mke2fs",
-		"ln", "mknod", "install", "hdparm", "mdadm", "zpool", "truncate", "chgrp", "git", "make", "tar",
-		"sed", "parallel", "tmux", "su", "sg", "script", "watch", "flock", "busybox", "find", "chroot":
+		"ddrescue", "nvme", "badblocks", "wbadmin", "fdisk", "gdisk", "cgdisk", "parted",
+		"ln", "mknod", "install", "hdparm", "mdadm", "zpool", "truncate", "git", "make", "tar",
+		"sed", "parallel", "tmux", "su", "sg", "script", "watch", "flock", "busybox", "chroot":
 		return true
 	}
 	return strings.HasPrefix(b, "mkfs") || isShell(b) || interpreter(b, nil) != ""
