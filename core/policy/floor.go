@@ -277,15 +277,10 @@ func (f *floorCtx) classifyArg(a shell.Arg, s *shell.Segment) target {
 	switch {
 	case a.Known:
 		if a.Pattern != "" {
-			p := a.Pattern
-			if !path.IsAbs(p) {
-				dir := f.abs(".", s, true)
-				if dir == "" {
-					return targetNone
-				}
-				p = dir + "/" + p
+			p := f.abs(a.Pattern, s, false)
+			if p == "" {
+				return targetNone
 			}
-			p = procRoot(path.Clean(p))
 			// The part before the first glob may run through a link.
 			if i := strings.IndexAny(p, `*?[\@!+`); i > 0 {
 				if j := strings.LastIndexByte(p[:i], '/'); j > 0 {
@@ -331,8 +326,7 @@ func floorGlobMatch(pattern, name string) bool {
 // elemMatch matches one path element against a glob with extended globs.
 func elemMatch(p, s string) bool {
 	if !strings.Contains(p, "(") {
-		ok, err := path.Match(p, s)
-		return err == nil && ok
+		return shell.Match(p, s)
 	}
 	// The first extended glob, tried each way it can match.
 	for i := 0; i+1 < len(p); i++ {
@@ -386,8 +380,7 @@ func elemMatch(p, s string) bool {
 		}
 		return false
 	}
-	ok, err := path.Match(p, s)
-	return err == nil && ok
+	return shell.Match(p, s)
 }
 
 func splitAlts(s string) []string {
@@ -537,7 +530,7 @@ type findInfo struct {
 // Names, paths and owners find is matched against to tell a predicate that selects a subset
 // from one that matches (nearly) everything: find / -name '*' -delete is find / -delete.
 var (
-	findProbeNames = []string{"etc", "bin", "usr", "lib", "passwd", "sda", "x", "README", "libc.so.6"}
+	findProbeNames = []string{"etc", "bin", "usr", "lib", "passwd", "sda", "x", "readme", "libc.so.6"}
 	findProbePaths = []string{"/etc/passwd", "/usr/bin/ls", "/home/u/x", "/bin", "/lib/libc.so.6"}
 )
 
@@ -562,8 +555,7 @@ func findNarrows(test, value string) bool {
 			if test == "-iname" {
 				n = strings.ToLower(n)
 			}
-			ok, err := path.Match(pat, n)
-			return err == nil && ok
+			return shell.Match(pat, n)
 		})
 	case "-path", "-ipath", "-wholename", "-iwholename":
 		return !all(findProbePaths, func(p string) bool { return shell.Match(value, p) })

@@ -170,7 +170,12 @@ func (w *walker) git(args []Arg) {
 	for _, a := range args[1:] {
 		if strings.HasPrefix(a.Value, "ext::") {
 			w.problem("an ext:: remote runs a command")
-			w.floorScript("git ext::", strings.ReplaceAll(a.Value[len("ext::"):], "% ", " "))
+			argv := extArgv(a.Value[len("ext::"):])
+			c := w.floorOnly("git ext::")
+			if d := c.deeper("git ext::"); d != nil && len(argv) > 0 {
+				d.hide("git ext::")
+				d.dispatch(argv)
+			}
 		}
 	}
 	if i >= len(args) {
@@ -268,6 +273,42 @@ func (w *walker) git(args []Arg) {
 			}
 		}
 	}
+}
+
+// extArgv splits the command of an ext:: remote: spaces separate arguments, "% " is a
+// space, "%%" a percent sign, %s, %S and %G stand for the service and host.
+func extArgv(s string) []Arg {
+	var out []Arg
+	var cur []byte
+	in := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '%' && i+1 < len(s):
+			i++
+			switch s[i] {
+			case ' ', '%':
+				cur = append(cur, s[i])
+			case 's', 'S':
+				cur = append(cur, "git-upload-pack"...)
+			case 'G':
+				cur = append(cur, "host"...)
+			}
+			in = true
+		case c == ' ':
+			if in {
+				out = append(out, lit(string(cur)))
+				cur, in = cur[:0], false
+			}
+		default:
+			cur = append(cur, c)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, lit(string(cur)))
+	}
+	return out
 }
 
 // gitOptionCommands finds the options of a git subcommand whose value is a command (kinds:

@@ -75,6 +75,11 @@ func (w *walker) interpreter(lang string, args []Arg) {
 			code, hasCode = text, true
 		case stdinPipe:
 			w.problem("%s runs a program piped in from a command whose output is unknown", Base(args[0].Value))
+			for _, words := range w.pipeGuesses() {
+				for _, a := range words {
+					w.floorOnly(lang).interpCode(lang, a.Value, 0)
+				}
+			}
 		}
 	}
 	s := w.emit(args, KindCommand)
@@ -92,7 +97,38 @@ func (w *walker) interpreter(lang string, args []Arg) {
 	if codeForkBomb(code) {
 		w.an.ForkBombs = append(w.an.ForkBombs, "an endless loop in "+lang+" code forks")
 	}
-	w.interpCode(lang, code, 0)
+	var vars map[string]string
+	if lang == "awk" {
+		vars = awkVars(args)
+	}
+	w.interpCodeVars(lang, code, 0, vars)
+}
+
+// awkVars are the variables awk's -v and --assign options and NAME=value operands set.
+func awkVars(args []Arg) map[string]string {
+	vars := map[string]string{}
+	set := func(kv string) {
+		if k, v, ok := strings.Cut(kv, "="); ok && isName(k) {
+			vars[k] = v
+		}
+	}
+	for i := 1; i < len(args); i++ {
+		v := args[i].Value
+		switch {
+		case v == "-v" || v == "--assign":
+			if i+1 < len(args) {
+				i++
+				set(args[i].Value)
+			}
+		case strings.HasPrefix(v, "-v"):
+			set(v[2:])
+		case strings.HasPrefix(v, "--assign="):
+			set(v[len("--assign="):])
+		case !strings.HasPrefix(v, "-") && isAssignment(v):
+			set(v)
+		}
+	}
+	return vars
 }
 
 // forkCall names the calls of scripting languages that start a process and return at once.
@@ -576,12 +612,30 @@ func readDelimited(s string) (string, int) {
 
 // interpCode looks at interpreter code for shell commands and recursive deletes, and hands
 // them to the floor.
-func (w *walker) interpCode(lang, code string, depth int) {
+func (w *walker) interpCode(lang, code string, depth int) { w.interpCodeVars(lang, code, depth, nil) }
+
+// interpCodeVars is interpCode with variables known before the code runs (awk -v c=…). The
+// code's own simple assignments of strings (c = "…") are followed too.
+func (w *walker) interpCodeVars(lang, code string, depth int, vars map[string]string) {
 	if depth > 3 || code == "" || !w.step() {
 		return
 	}
 	toks := tokenizeCode(code)
 	c := w.floorOnly(lang)
+	if vars == nil {
+		vars = map[string]string{}
+	}
+	for i := 0; i+2 < len(toks); i++ {
+		if toks[i].kind == 'i' && toks[i+1].kind == 'p' && toks[i+1].s == "=" && !(toks[i+2].kind == 'p' && toks[i+2].s == "=") {
+			j := i + 2
+			for j < len(toks) && !(toks[j].kind == 'p' && (toks[j].s == ";" || toks[j].s == ",")) {
+				j++
+			}
+			if v, ok := argValue(toks[i+2:j], vars); ok {
+				vars[toks[i].s] = v
+			}
+		}
+	}
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		switch t.kind {
@@ -598,6 +652,15 @@ func (w *walker) interpCode(lang, code string, depth int) {
 			}
 			continue
 		case 'i':
+			if lang == "awk" && (i > 0 && toks[i-1].s == "|" || i+1 < len(toks) && toks[i+1].s == "|" && !(i+2 < len(toks) && toks[i+2].s == "|")) &&
+				t.s != "getline" && t.s != "print" && t.s != "printf" {
+				if v, ok := vars[t.s]; ok {
+					c.script("awk pipe", v, nil, true)
+				} else {
+					w.problem("awk pipes into a command held in %s, which is not known", t.s)
+				}
+				continue
+			}
 		default:
 			continue
 		}
@@ -641,14 +704,14 @@ func (w *walker) interpCode(lang, code string, depth int) {
 		}
 		switch {
 		case codeEvalCall(lang, name, dotted):
-			if s, ok := argString(callArgs[0]); ok {
-				w.interpCode(lang, s, depth+1)
+			if s, ok := argValue(callArgs[0], vars); ok {
+				w.interpCodeVars(lang, s, depth+1, vars)
 			}
 		case deleteCall(name):
 			if (name == "rm" || name == "remove" || name == "rmdir") && !hasIdent(callArgs, "recursive") && !hasIdent(callArgs, "rf") {
 				continue
 			}
-			if p, ok := argString(callArgs[0]); ok && p != "" {
+			if p, ok := argValue(callArgs[0], vars); ok && p != "" {
 				if (p == "~" || strings.HasPrefix(p, "~/")) && c.home != "" {
 					p = c.home + p[1:]
 				}
@@ -666,11 +729,14 @@ func (w *walker) interpCode(lang, code string, depth int) {
 			for _, a := range callArgs {
 				if l, ok := argList(a); ok {
 					strs = append(strs, l...)
-				} else if s, ok := argString(a); ok {
+				} else if s, ok := argValue(a, vars); ok {
 					strs = append(strs, s)
 				}
 			}
 			if len(strs) == 0 {
+				if lang == "awk" && name == "system" {
+					w.problem("awk runs a command built from a value that is not known")
+				}
 				continue
 			}
 			shellForm := len(strs) == 1 && !argvCall(name)
@@ -742,6 +808,25 @@ func splitCallArgs(toks []codeTok, open int) ([][]codeTok, int) {
 		cur = append(cur, t)
 	}
 	return append(out, cur), len(toks) - 1
+}
+
+// argValue is argString that also reads the variables the code assigned strings to.
+func argValue(arg []codeTok, vars map[string]string) (string, bool) {
+	var b strings.Builder
+	ok := false
+	for _, t := range arg {
+		switch t.kind {
+		case 's', 'b':
+			b.WriteString(t.s)
+			ok = true
+		case 'i':
+			if v, found := vars[t.s]; found {
+				b.WriteString(v)
+				ok = true
+			}
+		}
+	}
+	return b.String(), ok
 }
 
 // argString concatenates the string literals of one call argument ("rm -rf " + "/").

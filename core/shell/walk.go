@@ -37,6 +37,7 @@ type stdinState struct {
 	src   []*syntax.Stmt
 	fsrc  []fastCmd // the same for a line read by the fast path
 	first *stdinState
+	tried bool // the source was evaluated and its output is unknown
 }
 
 func stdinNone() stdinState { return stdinState{} }
@@ -410,11 +411,11 @@ func endless(cond []*syntax.Stmt, until bool) bool {
 		}
 		var argv []string
 		for _, a := range c.Args {
-			v, ok := fastLiteral(a)
+			v, ok := staticWord(a)
 			if !ok {
 				return false
 			}
-			argv = append(argv, v.Value)
+			argv = append(argv, v)
 		}
 		switch Base(argv[0]) {
 		case ":", "true":
@@ -443,6 +444,36 @@ func endless(cond []*syntax.Stmt, until bool) bool {
 		}
 	}
 	return false
+}
+
+// staticWord is the text of a word made only of literal parts (glob characters kept).
+func staticWord(word *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, p := range word.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if strings.IndexByte(p.Value, '\\') >= 0 {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				lit, ok := q.(*syntax.Lit)
+				if !ok || strings.IndexByte(lit.Value, '\\') >= 0 {
+					return "", false
+				}
+				b.WriteString(lit.Value)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
 }
 
 // constArith evaluates an arithmetic expression of literal numbers only.
@@ -819,7 +850,7 @@ func (w *walker) lastInPipe(c *walker) {
 // stdinText resolves the command's standard input when it can be worked out.
 func (w *walker) stdinText() (string, uint8) {
 	st := w.stdin
-	if st.kind == stdinPipe && (st.src != nil || st.fsrc != nil) {
+	if st.kind == stdinPipe && (st.src != nil || st.fsrc != nil) && !st.tried {
 		in := stdinNone()
 		if st.first != nil {
 			in = *st.first
@@ -834,7 +865,7 @@ func (w *walker) stdinText() (string, uint8) {
 		if ok {
 			w.stdin = stdinState{kind: stdinKnown, text: out}
 		} else {
-			w.stdin = stdinState{kind: stdinPipe}
+			w.stdin.tried = true // the source stays for the floor's guesses
 		}
 		st = w.stdin
 	}

@@ -173,6 +173,10 @@ func validGlob(p []byte) bool {
 			i++
 		case '*', '?':
 			return true
+		case '@', '!', '+':
+			if i+1 < len(p) && p[i+1] == '(' {
+				return true // an extended glob
+			}
 		case '[':
 			j := i + 1
 			if j < len(p) && (p[j] == '!' || p[j] == '^') {
@@ -686,7 +690,7 @@ func (w *walker) paramValue(p *syntax.ParamExp) (string, bool, bool) {
 		// (for the floor; the problem was reported).
 		v, vok := arg()
 		if (p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull) && isName(p.Param.Value) {
-			w.assignVar(p.Param.Value, v, vok && ok)
+			w.assignVar(p.Param.Value, v, vok)
 		}
 		return v, vok, false
 	case syntax.AlternateUnset, syntax.AlternateUnsetOrNull:

@@ -993,7 +993,14 @@ func (w *walker) xargs(args []Arg) {
 	}
 	if !known {
 		// The arguments xargs appends are unknown: the command is judged on what is written,
-		// and it is never a safe bin.
+		// and it is never a safe bin. The floor also sees it with the words the upstream
+		// command may print (echo /* | xargs rm -rf).
+		if !fromFile {
+			for _, words := range w.pipeGuesses() {
+				argv := append(append([]Arg(nil), inner...), words...)
+				w.floorOnly("xargs").unwrapTo("xargs", argv, 0, nil)
+			}
+		}
 		w.unwrapTo("xargs", inner, 0, func(c *walker) { c.moreArgs = true })
 		return
 	}
@@ -1347,6 +1354,7 @@ func (w *walker) stdinScript(label string, args []Arg, posFrom int) bool {
 		return true
 	case stdinPipe:
 		w.problem("%s runs a script piped in from a command whose output is unknown", label)
+		w.guessScripts(label)
 		return true
 	}
 	return false

@@ -296,3 +296,69 @@ func (w *walker) links(base string, args []Arg) {
 		}
 	}
 }
+
+// pipeGuesses are what an upstream command whose output is unknown may well print, for the
+// floor only: the words it was given (echo /* prints the names a glob matches, printf its
+// arguments), their join, and the string literals of an interpreter's program (python -c
+// 'print("…")'). Generated text piped into a shell or xargs is then seen by the floor.
+func (w *walker) pipeGuesses() [][]Arg {
+	st := w.stdin
+	if st.kind != stdinPipe {
+		return nil
+	}
+	c := w.floorOnly("pipe")
+	var out [][]Arg
+	add := func(args []Arg) {
+		if len(args) < 2 || len(out) >= 8 {
+			return
+		}
+		var words []Arg
+		for _, a := range args[1:] {
+			if a.Known && !strings.HasPrefix(a.Value, "-") {
+				words = append(words, a)
+			}
+		}
+		if len(words) > 0 {
+			out = append(out, words)
+		}
+		if lang := interpreter(Base(args[0].Value), args); lang != "" {
+			if code, ok, _ := extractCode(lang, args); ok {
+				for _, t := range tokenizeCode(code) {
+					if t.kind == 's' && t.s != "" && len(out) < 8 {
+						out = append(out, []Arg{lit(t.s)})
+					}
+				}
+			}
+		}
+	}
+	for _, fc := range st.fsrc {
+		add(fc.args)
+	}
+	for _, s := range st.src {
+		syntax.Walk(s, func(n syntax.Node) bool {
+			if call, ok := n.(*syntax.CallExpr); ok && len(call.Args) > 0 {
+				add(c.expandWords(call.Args, nil))
+			}
+			return len(out) < 8
+		})
+	}
+	return out
+}
+
+// guessScripts hands the floor what a shell reading an unknown pipe may be running.
+func (w *walker) guessScripts(label string) {
+	for _, words := range w.pipeGuesses() {
+		var b strings.Builder
+		for i, a := range words {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			if a.Pattern != "" {
+				b.WriteString(a.Pattern)
+			} else {
+				b.WriteString(a.Value)
+			}
+		}
+		w.floorScript(label+" (guessed input)", b.String())
+	}
+}
