@@ -829,19 +829,6 @@ func argValue(arg []codeTok, vars map[string]string) (string, bool) {
 	return b.String(), ok
 }
 
-// argString concatenates the string literals of one call argument ("rm -rf " + "/").
-func argString(arg []codeTok) (string, bool) {
-	var b strings.Builder
-	ok := false
-	for _, t := range arg {
-		if t.kind == 's' || t.kind == 'b' {
-			b.WriteString(t.s)
-			ok = true
-		}
-	}
-	return b.String(), ok
-}
-
 // argList returns the strings of a list or tuple argument (["rm", "-rf", "/"]).
 func argList(arg []codeTok) ([]string, bool) {
 	if len(arg) == 0 || arg[0].kind != 'p' || (arg[0].s != "[" && arg[0].s != "(") {
