@@ -19,6 +19,9 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
+// internalError starts the problem reported when the analysis itself fails.
+const internalError = "internal error analysing the command"
+
 // MaxPolicyDepth is how many wrappers deep a command may sit and still be judged; deeper
 // nesting makes the analysis not-ok.
 const MaxPolicyDepth = 3
@@ -350,6 +353,13 @@ func analyze(cmd string, opts Options, fast bool) *Analysis {
 	}
 	w := newWalker(&st.w, &st.sh, an, opts)
 	st.sh.noFast = !fast
+	defer func() {
+		// A bug must not take the service down, nor let anything through: the command asks.
+		if r := recover(); r != nil {
+			an.problem("%s: %v", internalError, r)
+			an.OK = false
+		}
+	}()
 	if cmds, ok := st.sh.fastSplit(cmd); ok {
 		if out, ok := fastPrint(cmd); ok {
 			an.Parsed = true

@@ -258,6 +258,9 @@ func (w *walker) links(base string, args []Arg) {
 	if base == "cp" && !symbolic {
 		return
 	}
+	if len(ops) == 0 {
+		return
+	}
 	for _, o := range ops {
 		if !o.Known || o.Pattern != "" {
 			return
