@@ -1,14 +1,61 @@
 // Package shell analyses a shell command line the way a shell would execute it, on the parser of
 // mvdan.cc/sh/v3/syntax: it finds every command that runs (chains, pipes, subshells, command and
 // process substitutions, heredocs, function bodies), unwraps shell wrappers (bash -c …), dispatch
-// wrappers (sudo, env, xargs, npx, …) and the literal scripts handed to eval, pipes into sh,
-// remote shells and interpreters, and reports each command as a Segment.
+// wrappers (sudo, env, xargs, npx, …), the commands hidden in other commands' arguments,
+// options, configuration and environment (git -c alias.x='!…', find -exec, make SHELL=, tar
+// --to-command, GIT_SSH_COMMAND=, …) and the literal scripts handed to eval, pipes into sh,
+// remote shells and interpreters, and reports each command as a Segment with its effects
+// (files read and written, network endpoints, standard input).
 //
-// The analysis never executes anything. What it cannot resolve statically (a variable in
-// command position, eval of a non-literal, a script piped in from an unknown source, an
-// unknown wrapper option) is reported as a Problem, and a caller must then fail closed.
-// Values it can work out (literal assignments, $(echo …), base64 -d, $HOME, the cd chain) are
-// used so that the hardline floor sees through the usual obfuscations.
+// The analysis never executes anything. Values it can work out (literal assignments, $(echo
+// …), base64 -d, $HOME, the cd chain, read <<<, printf -v, arrays, files written earlier in the
+// line) are used so that the hardline floor sees through the usual obfuscations.
+//
+// # Allow only on proof
+//
+// Analysis.OK is true only when the command line stays inside the subset of bash below, where
+// every effect is visible to the analysis; everything outside it is not-ok, so a human is
+// asked (the floor still judges every command text it can read). The subset:
+//
+//   - Statements: simple commands; lists and pipelines (;, newline, &, &&, ||, |, |&, !);
+//     subshells ( … ) and groups { …; }; if/elif/else; case; time; function definitions
+//     that do not call themselves; for NAME in WORDS over at most 16 known words or globs
+//     (a glob variable stands for each file it matches), not nested in another loop.
+//   - Words: literal text, quotes ('…', "…", $'…'), brace expansion, globs (*, ?, […]), ~
+//     and ~/… with a known home, ~+ with a known cwd, and expansions whose value is known:
+//     $PWD and $HOME (the request's cwd and the agent's home), variables the line assigns
+//     known values, the loop variable of such a for loop, the positional parameters of a
+//     script whose arguments are known, and the digit-only specials ($?, $$, $!, $#, $-,
+//     $RANDOM, $LINENO, $SECONDS, $BASHPID, $PPID, $UID, $EUID). Parameter forms ${X},
+//     ${X-w}, ${X:-w}, ${X=w}, ${X:=w}, ${X+w}, ${X:+w}, ${X?w}, ${X:?w}, ${X#p}, ${X##p},
+//     ${X%p}, ${X%%p}, ${X/lit/w}, ${X//lit/w}, ${#X}, ${X^}, ${X^^}, ${X,}, ${X,,} and
+//     ${X:off:len} with inert offsets. $(…) and `…` whose output the analysis works out
+//     exactly (echo, printf without widths, cat of a here-document, base64 -d, pwd, cd,
+//     basename, dirname, head, tail, tr, rev, xxd -r -p). <(…) and >(…).
+//   - Arithmetic ($((…)), ((…)), let, ${x:off:len}, [[ a -eq b ]]) whose every leaf is a
+//     number or a variable whose known value is itself inert; assignments to plain names.
+//   - Redirections of every form to known targets; here-documents and here-strings.
+//   - Builtins: cd and pushd to a known directory, echo, printf (printf -v to a plain name),
+//     test, [ and [[ … ]] (-v only of a plain name), true, false, :, pwd, exit, return, shift,
+//     break, continue, wait, jobs, type, command (not exec -a), builtin, exec, eval and trap
+//     of known text (walked like the rest), read into plain names, unset of plain names,
+//     export, declare, typeset, local and readonly of plain names (not -n, -i, -a, -A, -l,
+//     -u, -c, export -f), set with the options that keep the shell's reading unchanged
+//     (-e, -u, -x, -o pipefail, …; not -k, +B, -o posix), shopt of the glob options,
+//     source and . of a literal file inside the working directory, kill, umask, ulimit.
+//   - Wrappers and hidden commands whose options are all understood (the way the tool reads
+//     them: clusters, --opt=value, --opt value, unambiguous abbreviations), with the hidden
+//     command resolved.
+//
+// Outside it, and so never auto-allowed: variables from the environment or unset ones, $(…)
+// with an unknown output, while/until/select and C-style for loops, recursive functions,
+// coproc, arrays and subscripts (${a[…]}, a[i]=…, read -a, mapfile), ${!x}, ${!prefix*},
+// ${x@…}, $"…", ~user, extended globs, arithmetic that names an unknown variable or text
+// with a subscript or expansion, test -v of a subscript, source of anything else, alias,
+// hash -p, enable, bind, fc, compgen, getopts, exec -a, variables that change what runs
+// (PATH, LD_*, BASH_ENV, PYTHONPATH, NODE_OPTIONS, GIT_DIR, npm_config_*, …), makefile text
+// on the command line, editor and debugger commands (vim -c, gdb -ex, ed scripts), and every
+// wrapper or hidden command that cannot be resolved.
 package shell
 
 import (
