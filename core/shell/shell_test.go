@@ -274,7 +274,7 @@ func TestWindowsStatements(t *testing.T) {
 	}
 }
 
-// fastPrint must agree with the syntax printer wherever it claims to apply.
+// The fast path's normalized line must agree with the syntax printer wherever it applies.
 func TestFastPrintMatchesPrinter(t *testing.T) {
 	for _, tc := range []struct {
 		in string
@@ -303,9 +303,10 @@ func TestFastPrintMatchesPrinter(t *testing.T) {
 		{"", false},
 		{"echo 'unterminated", false},
 	} {
-		got, ok := fastPrint(tc.in)
+		var sh shared
+		_, got, ok := sh.fastSplitNormalized(tc.in, true)
 		if ok != tc.ok {
-			t.Errorf("fastPrint(%q) ok = %v, want %v", tc.in, ok, tc.ok)
+			t.Errorf("fast path(%q) ok = %v, want %v", tc.in, ok, tc.ok)
 			continue
 		}
 		if !ok {
@@ -316,7 +317,7 @@ func TestFastPrintMatchesPrinter(t *testing.T) {
 			t.Fatalf("%q: %v", tc.in, err)
 		}
 		if want := printFile(f, hasBackground(f)); got != want {
-			t.Errorf("fastPrint(%q) = %q, printer: %q", tc.in, got, want)
+			t.Errorf("fast path(%q) = %q, printer: %q", tc.in, got, want)
 		}
 	}
 }
