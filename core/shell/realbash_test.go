@@ -3,6 +3,7 @@ package shell
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,7 +46,7 @@ func realBash(t *testing.T, script string) []string {
 // floorSees reports whether a segment runs mark: the floor judges the command text found.
 func floorSees(an *Analysis) bool {
 	for _, s := range an.Segments {
-		if s.Name() == "mark" {
+		if s.Base() == "mark" {
 			return true
 		}
 	}
@@ -116,6 +117,56 @@ func TestInertDataRealBash(t *testing.T) {
 			}
 			if an := Analyze(cmd, Options{Cwd: sandbox.Dir, Home: sandbox.Dir}); !an.OK {
 				t.Errorf("not OK: %q", an.Problems)
+			}
+		})
+	}
+}
+
+// Commands hidden in other commands' options really run: for each spelling, real tools (in a
+// sandbox, skipped when the tool is not installed) run the marker, and the analysis has a
+// segment for it.
+func TestHiddenCommandsRealTools(t *testing.T) {
+	for _, tc := range []struct{ tool, cmd string }{
+		{"git", "git init -q r && cd r && git -c alias.x='!mark 1' x"},
+		{"git", "git init -q r && cd r && echo a > f && git add f && git -c user.name=a -c user.email=a@b commit -qm x && echo b > f && git -c diff.external='mark 1' diff"},
+		{"git", "git init -q r && cd r && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x && git -c user.name=a -c user.email=a@b rebase -q --exec='mark 1' --root"},
+		{"git", "git init -q r && cd r && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x && git -c user.name=a -c user.email=a@b rebase -q --exe 'mark 1' --root"},
+		{"tar", "touch f && tar -cf x.tar f && tar -xf x.tar --to-command='mark 1'"},
+		{"tar", "touch f && tar -cf x.tar f && tar -xf x.tar --to-com='mark 1'"},
+		{"tar", "touch f && tar -cf x.tar --checkpoint=1 --checkpoint-action=exec='mark 1' f"},
+		{"tar", "touch f && tar -I 'mark 1' -cf x.tar f; true"},
+		{"tar", "touch f && tar cfI x.tar 'mark 1' f; true"},
+		{"tar", "touch f && tar --use-compress-prog='mark 1' -cf x.tar f; true"},
+		{"find", "touch f && find . -name f -exec mark 1 {} \\;"},
+		{"find", "touch f && find . -name f -execdir mark 1 \\;"},
+		{"make", "make -f /dev/null SHELL=/tmp/w/bin/mark --eval='x:;@1' x; true"},
+		{"make", "make --eval='x:;@mark 1' x"},
+		{"make", "printf 'all:\\n\\tmark 1\\n' | make -f -"},
+		{"sed", "echo x | sed -n '1e mark 1'"},
+		{"sed", "echo x | sed 's/.*/mark 1/e'"},
+		{"sed", "echo x | sed --expression='1e mark 1'"},
+		{"awk", "awk -v c='mark 1' 'BEGIN{system(c)}'"},
+		{"awk", "awk 'BEGIN{c=\"mark 1\"; system(c)}'"},
+		{"awk", "awk 'BEGIN{print \"x\" | \"mark 1\"}'"},
+		{"zip", "touch f && zip -q x.zip f -T -TT 'mark 1'; true"},
+		{"sqlite3", "sqlite3 :memory: '.shell mark 1'"},
+		{"sqlite3", "sqlite3 -cmd '.system mark 1' :memory: .quit"},
+		{"gdb", "gdb -batch -ex 'shell mark 1' 2>/dev/null"},
+		{"vim", "vim -es -c '!mark 1' -c 'q!' 2>/dev/null; true"},
+		{"ed", "printf '!mark 1\\nq\\n' | ed -s"},
+		{"xargs", "echo 1 | xargs mark"},
+		{"env", "env -S 'mark 1'"},
+	} {
+		t.Run(tc.cmd, func(t *testing.T) {
+			if _, err := exec.LookPath(tc.tool); err != nil {
+				t.Skipf("%s is not installed", tc.tool)
+			}
+			if ran := realBash(t, tc.cmd+" >/dev/null 2>&1"); len(ran) == 0 {
+				t.Fatalf("%s did not run the marker: the spelling does not attack anything", tc.tool)
+			}
+			an := Analyze(tc.cmd, Options{Cwd: sandbox.Dir, Home: sandbox.Dir})
+			if !floorSees(an) {
+				t.Errorf("no segment runs the marker: %v", judged(an))
 			}
 		})
 	}
