@@ -171,3 +171,78 @@ func TestHiddenCommandsRealTools(t *testing.T) {
 		})
 	}
 }
+
+// The values the analysis works out are the values bash expands: each line ends with a printf
+// whose arguments the analysis knows, and bash (in a sandbox) prints the same.
+func TestExpansionMatchesBash(t *testing.T) {
+	for _, cmd := range []string{
+		`printf '<%s>' a 'b c' "d e" f'g'"h" $'i\tj'`,
+		`X=/; printf '<%s>' $X "$X" ${X} "${X}x"`,
+		`X='a b'; printf '<%s>' $X "$X"`,
+		`printf '<%s>' ${HOME::1} ${HOME:0:4} "${HOME%/*}" "${HOME##*/}" ${#HOME}`,
+		`printf '<%s>' "$PWD" ~ ~/x ~+`,
+		`unset P; printf '<%s>' ${P:-d} ${P-e} "${P:+f}"`,
+		`printf '<%s>' ${p:=/} "$p"`,
+		`read X <<< /; printf '<%s>' "$X"`,
+		`read -r X Y <<< 'a b c'; printf '<%s>' "$X" "$Y"`,
+		`printf -v X '%s-%s' a b; printf '<%s>' "$X"`,
+		`a=(x '/ y' z); printf '<%s>' "${a[@]}" "${a[1]}" ${a[0]} "${#a}"`,
+		`printf '<%s>' "$(cd / && pwd)" "$(cd /tmp && pwd)"`,
+		`printf '<%s>' $(echo a b) "$(echo a b)" $(printf '%s' x)`,
+		`printf '<%s>' "$(echo cm0gLXJmIC8= | base64 -d)"`,
+		`printf '<%s>' "$(echo '726d202d7266202f' | xxd -r -p)"`,
+		`printf '<%s>' "$(rev <<< 'fr- mr')" "$(echo abc | tr a-c x-z)"`,
+		`printf '<%s>' {a,b}{1,2} x{1..3}`,
+		`set -- p 'q r'; printf '<%s>' "$@" $# "$1"`,
+		`IFS=:; X=a:b; printf '<%s>' $X`,
+		`X=abc; printf '<%s>' ${X^^} ${X^} ${X/b/z} ${X//b/q} ${X#a} ${X%c}`,
+		`x=5; printf '<%s>' $((x*2)) $(( (x+1) % 4 )) $((1<<3)) $((x>2?1:0))`,
+		`x=5; (( x++ )); let y=x*2; printf '<%s>' $x $y`,
+		`printf '<%s>' "$(basename /a/b/)" "$(dirname /a/b/)" "$(dirname a)" "$(basename x.go .go)"`,
+		`printf '<%s>' "$(echo -e 'a\tb')" "$(echo -n x)" "$(printf '%b' 'c\nd')"`,
+		`printf '<%s>' "$(printf 'a\nb\nc\n' | head -n 2)" "$(printf 'a\nb\nc\n' | tail -n1)"`,
+		`f() { printf '<%s>' "$1" "$#"; }; f 'x y' z`,
+		`for d in a 'b c'; do printf '<%s>' "$d"; done`,
+		`X=1; X+=2; printf '<%s>' "$X"`,
+		`declare -r R=1; export E=2; printf '<%s>' $R $E`,
+		"cat <<EOF | while read l; do :; done\nx\nEOF\nprintf '<%s>' \"$(cat <<'EOF'\nhi $X\nEOF\n)\"",
+	} {
+		t.Run(cmd, func(t *testing.T) {
+			if err := sandbox.Available(); err != nil {
+				t.Skip(err)
+			}
+			an := Analyze(cmd, Options{Cwd: sandbox.Dir, Home: sandbox.Dir})
+			var want strings.Builder
+			var last *Segment
+			for _, s := range an.Segments {
+				if s.Name() == "printf" {
+					last = s
+				}
+			}
+			if last == nil {
+				t.Fatal("no printf segment")
+			}
+			// A loop's body is judged once per item: every printf of it counts.
+			for _, s := range an.Segments {
+				if s.Name() != "printf" || !s.Judged || s.Args[1].Value != "<%s>" {
+					continue
+				}
+				for _, a := range s.Args[2:] {
+					if !a.Known {
+						t.Fatalf("the analysis does not know %q", a.Raw)
+					}
+					want.WriteString("<" + a.Value + ">")
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			res, err := sandbox.Run(ctx, t.TempDir(), "/bin/bash", "-c", cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Stdout != want.String() {
+				t.Errorf("bash prints %q, the analysis %q (stderr %q)", res.Stdout, want.String(), res.Stderr)
+			}
+		})
+	}
+}

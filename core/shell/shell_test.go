@@ -57,7 +57,7 @@ func TestConstructs(t *testing.T) {
 		{"case", "case $(a) in x) b;; *) c;; esac", []string{"a", "b", "c"}, false},
 		{"test clause", "[[ -f $(a) ]] && b", []string{"a", "[[ -f  ]]", "b"}, false},
 		{"arithmetic", "(( $(a) + 1 ))", []string{"a", "(("}, false},
-		{"function", "f() { a; }; f", []string{"a", "f"}, true},
+		{"function", "f() { a; }; f", []string{"f", "a"}, true},
 		{"time coproc", "time a; coproc b", []string{"a", "b"}, false},
 		{"declare", "export A=1 B=$(a)", []string{"a", "export A=1 B="}, false},
 		{"bash -c", `bash -c "a && b"`, []string{"a|bash -c", "b|bash -c"}, true},

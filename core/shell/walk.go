@@ -988,8 +988,9 @@ func (w *walker) walkFunc(fd *syntax.FuncDecl) {
 			w.problem("the function %s calls itself (it may never end)", cycle)
 		}
 	}
-	// The body is judged where it is declared: whatever it runs must pass the policy.
-	c := w.sub()
+	// The body runs where the function is called: it is judged there, with the call's
+	// arguments. The floor also sees it as declared, whatever calls it.
+	c := w.floorOnly("function " + names[0])
 	c.posKnown = false
 	c.walkStmt(fd.Body)
 }

@@ -1614,24 +1614,27 @@ func (w *walker) callFunc(name string, body *syntax.Stmt, args []Arg) {
 	s.Benign = true
 	for _, c := range w.calls {
 		if c == name {
-			return
+			return // a recursive call: reported where the function was declared
 		}
 	}
-	if len(w.calls) >= 4 || len(args) < 2 || w.sh.replays >= maxReplays {
+	if len(w.calls) >= 4 || w.sh.replays >= maxReplays {
+		w.problem("functions called too many times or too deep to judge")
 		return
 	}
 	w.sh.replays++
 	pos := make([]string, len(args))
+	known := true
 	for i, a := range args {
-		if !a.Known {
-			return
-		}
 		pos[i] = a.Value
+		known = known && a.Known
 	}
-	c := w.floorOnly("function " + name)
+	c := w.sub()
 	c.calls = append(w.calls[:len(w.calls):len(w.calls)], name)
-	c.pos, c.posKnown = pos, true
+	c.pos, c.posKnown = pos, known
+	c.varsOwned = w.varsOwned
 	c.walkStmt(body)
+	// A function runs in this shell: its assignments and cd carry over.
+	w.vars, w.varsOwned, w.funcs, w.cwd, w.cwdRel = c.vars, c.varsOwned, c.funcs, c.cwd, c.cwdRel
 }
 
 // npm settings given as options whose value is a command (--script-shell=…, --shell, …).
