@@ -745,6 +745,14 @@ func (w *walker) privileged(base string, args []Arg) {
 	}
 	if r.next >= len(args) {
 		w.emit(args, KindCommand)
+		_, sh := r.flags["s"]
+		_, login := r.flags["i"]
+		_, sh2 := r.flags["shell"]
+		_, login2 := r.flags["login"]
+		if base == "sudo" && (sh || login || sh2 || login2) || base == "doas" && sh {
+			// A shell with no command reads its commands from the standard input.
+			w.stdinScript(base+" -s", args, len(args))
+		}
 		return
 	}
 	if base == "doas" {
@@ -814,6 +822,8 @@ func (w *walker) suWrapper(base string, args []Arg) {
 	}
 	w.emit(args, KindCommand)
 	if !ok {
+		// A shell with no command reads its commands from the standard input.
+		w.stdinScript(base, args, len(args))
 		return
 	}
 	if c := w.deeper(base + " -c"); c != nil {
