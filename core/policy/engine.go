@@ -80,6 +80,9 @@ type CommandJudgement struct {
 	// Problems say why the analysis is not OK (line continuation, a variable in command
 	// position, …), in the order found.
 	Problems []string `json:"problems,omitempty"`
+	// Concerns are what the command touches that nothing allows without a human: sensitive
+	// paths, the environment's secrets, writes outside the project, network endpoints.
+	Concerns []Concern `json:"concerns,omitempty"`
 }
 
 // Segment is one executed command found in a command line.
@@ -139,7 +142,7 @@ func NewEngine(cfg Config, persisted PersistedAllowlist) (*Engine, error) {
 	}
 	def, _ := ParseVerdict(cfg.Default)
 	tier, _ := ParseTier(cfg.ExecTier)
-	judge, err := NewCommandJudge(cfg.Exec, persisted)
+	judge, err := NewCommandJudge(cfg.Exec, persisted, WithSensitive(sensitive))
 	if err != nil {
 		return nil, err
 	}
@@ -200,5 +203,5 @@ func (e *Engine) Evaluate(in Input) Evaluation {
 // ask_fallback = "allowlist" and a shell command the allowlist fully satisfies.
 func (e *Engine) FallbackAllows(ev Evaluation) bool {
 	return e.askFallback == "allowlist" && ev.Shell != nil && ev.Shell.AnalysisOK && ev.Shell.AllowlistSatisfied &&
-		ev.Shell.Source != approval.SourceRule
+		ev.Shell.Source != approval.SourceRule && len(ev.Shell.Concerns) == 0
 }

@@ -91,8 +91,9 @@ type Sensitive struct {
 	anchoredAll      []nfaRef // every anchored automaton, by first element (for "/")
 	// heads are, for names matched anywhere that have several elements (".git/hooks"), the
 	// globs of their leading elements ("/**/.git"): a directory those match holds a match.
-	heads []nfaRef
-	homes sync.Map // home directory → []*globNFA, one per "~/" glob
+	heads     []nfaRef
+	headNames map[string]bool // the last literal element of each head, lower-cased
+	homes     sync.Map        // home directory → []*globNFA, one per "~/" glob
 }
 
 type sensGlob struct {
@@ -152,6 +153,14 @@ func CompileSensitive(globs []string) (*Sensitive, error) {
 					return nil, fmt.Errorf("[%d] %q: %w", i, raw, err)
 				}
 				s.heads = append(s.heads, nfaRef{idx, n})
+				if last := elems[k-1]; !strings.ContainsAny(last, globMeta) {
+					if s.headNames == nil {
+						s.headNames = map[string]bool{}
+					}
+					s.headNames[strings.ToLower(last)] = true
+				} else {
+					s.headNames["*"] = true
+				}
 			}
 		}
 		if g.anchored {
@@ -370,6 +379,9 @@ func (s *Sensitive) MatchGlobTree(pattern, cwd, home string) (glob string, ok bo
 // out once for every path matched in that scope.
 type sensScope struct {
 	s         *Sensitive
+	rawCwd    string // the cwd and home the scope was made for
+	rawHome   string
+	holds     int8   // whether base holds a sensitive path: 0 not worked out, 1 yes, -1 no
 	cwd, home string // cleaned; cwd "" when unknown, home "" when unknown
 	base      string // what a relative path is taken against: cwd, else home, else /root
 	tildeHome string // what "~" stands for: home, else /root
@@ -386,6 +398,7 @@ func (s *Sensitive) scope(cwd, home string) *sensScope {
 
 func (c *sensScope) reset(cwd, home string) {
 	s := c.s
+	c.rawCwd, c.rawHome, c.holds = cwd, home, 0
 	c.cwd, c.home = "", ""
 	c.baseCand, c.homeCand = candSet{}, candSet{}
 	c.homeNFAs = nil
@@ -434,6 +447,64 @@ func coveredHome(h string) bool {
 		}
 	}
 	return false
+}
+
+// cwdHolds reports whether the directory relative paths are taken against holds (or is
+// inside) a sensitive path.
+func (c *sensScope) cwdHolds() bool {
+	if c.holds == 0 {
+		c.holds = -1
+		if _, ok := c.matchTree(c.base); ok {
+			c.holds = 1
+		}
+	}
+	return c.holds > 0
+}
+
+// hasHead reports whether an element of p is the leading name of a multi-element name matched
+// anywhere (".git" of ".git/hooks").
+func (s *Sensitive) hasHead(p string) bool {
+	if len(s.headNames) == 0 {
+		return false
+	}
+	if s.headNames["*"] {
+		return true // a head with a wildcard: any name may be one
+	}
+	for _, e := range strings.FieldsFunc(strings.ToLower(p), func(r rune) bool { return r == '/' || r == '\\' }) {
+		if s.headNames[e] {
+			return true
+		}
+	}
+	return false
+}
+
+// namesSensitive reports whether a bare name (no "/") is, by itself, a sensitive name: a
+// dotfile a glob names (".ssh", ".aws", ".env") or a name matched anywhere ("id_rsa", "x.pem").
+func (s *Sensitive) namesSensitive(name string) (string, bool) {
+	var buf [64]byte
+	low := lowerASCII(name, buf[:0])
+	if strings.HasPrefix(low, ".") && len(low) > 1 {
+		if idx := s.exact[low]; len(idx) > 0 {
+			return s.globs[idx[0]].glob, true
+		}
+	}
+	var cand candSet
+	s.collectElement(&cand, []byte(low))
+	found := ""
+	cand.each(func(i int) bool {
+		g := &s.globs[i]
+		if g.anchored {
+			return false
+		}
+		for _, n := range g.nfas {
+			if n.matches("/" + low) {
+				found = g.glob
+				return true
+			}
+		}
+		return false
+	})
+	return found, found != ""
 }
 
 // homeNFAs returns the "~/" globs compiled for one home directory.
