@@ -26,7 +26,8 @@ import (
 // methods, paths, bodies, tokens and headers. Invariants, whatever the input:
 //   - no panic, and no 5xx except 503;
 //   - every JSON answer parses; no request object is allowed:true unless its state is
-//     allowed, and no pending one carries a decision;
+//     allowed, none is explicit:true unless it is allowed, and no pending one carries a
+//     decision;
 //   - a shell command filed with POST /v1/requests is allowed by the policy only when the
 //     policy engine allows it even at its most permissive tier, and a command the hardline
 //     floor refuses is answered denied by the floor (differential check against
@@ -266,6 +267,9 @@ func checkObjects(t *testing.T, v any) {
 			}
 			if state == "pending" && (allowed || x["outcome"] != nil) {
 				t.Fatalf("pending request with a decision: %v", x)
+			}
+			if explicit, _ := x["explicit"].(bool); explicit && !allowed {
+				t.Fatalf("explicit:true on a request that is not allowed: %v", x)
 			}
 		}
 		for _, e := range x {

@@ -12,6 +12,7 @@ type requestView struct {
 	ID          string     `json:"id"`
 	State       string     `json:"state"`
 	Allowed     bool       `json:"allowed"`
+	Explicit    bool       `json:"explicit"`
 	Outcome     *string    `json:"outcome"`
 	Source      *string    `json:"source"`
 	Reason      string     `json:"reason"`
@@ -35,6 +36,8 @@ func viewOf(r *approval.Request) requestView {
 		Message: r.Message, Summary: r.Summary, Truncated: r.Truncated, Fingerprint: r.Fingerprint,
 		CreatedAt: r.CreatedAt, Tool: r.Tool, Session: r.Session, Agent: r.Agent, Rule: r.Rule,
 	}
+	// Only an allow can be explicit.
+	v.Explicit = v.Allowed && r.Explicit
 	if r.Outcome != approval.OutcomeNone {
 		o := string(r.Outcome)
 		v.Outcome = &o

@@ -159,6 +159,8 @@ func TestAskFailsClosed(t *testing.T) {
 		{name: "allowed true while pending 202", create: answer(202, object(testID, "pending", "true", "null")), want: VerdictError},
 		{name: "allowed true while pending 200", create: answer(200, object(testID, "pending", "true", "null")), want: VerdictError},
 		{name: "allowed true state denied", create: answer(200, object(testID, "denied", "true", `"allow_once"`)), want: VerdictError},
+		{name: "explicit true state denied", create: answer(200, strings.Replace(deniedObj, `"allowed":false`, `"allowed":false,"explicit":true`, 1)), want: VerdictError},
+		{name: "explicit true while pending", create: answer(202, strings.Replace(pendingObj, `"allowed":false`, `"allowed":false,"explicit":true`, 1)), want: VerdictError},
 		{name: "state allowed allowed false", create: answer(200, object(testID, "allowed", "false", `"allow_once"`)), want: VerdictError},
 		{name: "state allowed outcome deny", create: answer(200, object(testID, "allowed", "true", `"deny"`)), want: VerdictError},
 		{name: "state allowed outcome timeout", create: answer(200, object(testID, "allowed", "true", `"timeout"`)), want: VerdictError},
@@ -381,6 +383,32 @@ func TestAskAllowed(t *testing.T) {
 		"reason": "why", "tier": "ask", "unattended": true, "facts": map[string]any{"read_only": true}, "wait": "2s"}
 	if fmt.Sprint(body) != fmt.Sprint(want) {
 		t.Fatalf("body %v\nwant %v", body, want)
+	}
+}
+
+// An allow is explicit only when the server says so; a denial never is.
+func TestExplicitlyAllowed(t *testing.T) {
+	explicitObj := strings.Replace(allowedObj, `"allowed":true`, `"allowed":true,"explicit":true`, 1)
+	for _, c := range []struct {
+		name          string
+		obj           string
+		allowed, expl bool
+	}{
+		{"tier default allow", allowedObj, true, false},
+		{"explicit allow", explicitObj, true, true},
+		{"explicit false", strings.Replace(allowedObj, `"allowed":true`, `"allowed":true,"explicit":false`, 1), true, false},
+		{"denied", deniedObj, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(t, answer(200, c.obj), answer(200, c.obj))
+			res := newTestClient(t, f.URL, Options{}).Ask(context.Background(), testAsk())
+			if res.Allowed() != c.allowed || res.ExplicitlyAllowed() != c.expl {
+				t.Fatalf("allowed=%v explicit=%v, want %v %v (%+v)", res.Allowed(), res.ExplicitlyAllowed(), c.allowed, c.expl, res)
+			}
+		})
+	}
+	if (Result{}).ExplicitlyAllowed() {
+		t.Fatal("the zero Result is explicitly allowed")
 	}
 }
 

@@ -493,6 +493,7 @@ func (s *Store) Resolve(ctx context.Context, id string, res approval.Resolution,
 		}
 		r.State, r.Outcome, r.Source = apply.State, apply.Outcome, apply.Source
 		r.Allowed = apply.Outcome.Allows() && apply.State == approval.StateAllowed
+		r.Explicit = r.Allowed && apply.Explicit
 		r.DecidedBy, r.Reason, r.Message, r.DecidedAt = apply.DecidedBy, apply.Reason, apply.Message, apply.DecidedAt
 		if err := s.applyEffects(tx, &r, effects); err != nil {
 			return err

@@ -312,29 +312,30 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 		outcome      approval.Outcome
 		source       approval.Source
 		reason, text string
+		explicit     bool
 	}
 	var decided *immediate
 	switch {
 	case ev.Source == approval.SourceFloor:
-		decided = &immediate{approval.OutcomeDeny, approval.SourceFloor, ev.Reason, msgDeniedPolicy("floor", ev.Rule, ev.Reason)}
+		decided = &immediate{approval.OutcomeDeny, approval.SourceFloor, ev.Reason, msgDeniedPolicy("floor", ev.Rule, ev.Reason), false}
 	case look.Session.Paused:
-		decided = &immediate{approval.OutcomeDeny, approval.SourcePaused, "session paused", msgPaused(a.Session)}
+		decided = &immediate{approval.OutcomeDeny, approval.SourcePaused, "session paused", msgPaused(a.Session), false}
 	case ev.Verdict == policy.Deny:
-		decided = &immediate{approval.OutcomeDeny, ev.Source, ev.Reason, msgDeniedPolicy(string(ev.Source), ev.Rule, ev.Reason)}
+		decided = &immediate{approval.OutcomeDeny, ev.Source, ev.Reason, msgDeniedPolicy(string(ev.Source), ev.Rule, ev.Reason), false}
 	case ev.Verdict == policy.Allow:
-		decided = &immediate{approval.OutcomeAllowOnce, ev.Source, ev.Reason, msgAllowedPolicy(ev.Rule)}
+		decided = &immediate{approval.OutcomeAllowOnce, ev.Source, ev.Reason, msgAllowedPolicy(ev.Rule), ev.Explicit}
 	case look.Denied:
-		decided = &immediate{approval.OutcomeDeny, approval.SourceLedger, "denied earlier in this session", msgLedger()}
+		decided = &immediate{approval.OutcomeDeny, approval.SourceLedger, "denied earlier in this session", msgLedger(), false}
 	case look.Granted:
-		decided = &immediate{approval.OutcomeAllowSession, approval.SourceGrant, "", msgAllowedGrant()}
+		decided = &immediate{approval.OutcomeAllowSession, approval.SourceGrant, "", msgAllowedGrant(), true}
 	case scope.unattended:
-		decided = &immediate{approval.OutcomeDeny, approval.SourceUnattended, "no human is attached", msgUnattended()}
+		decided = &immediate{approval.OutcomeDeny, approval.SourceUnattended, "no human is attached", msgUnattended(), false}
 	}
 	if decided != nil {
 		if err := g.recordParent(ctx, scope); err != nil {
 			return approval.Request{}, err
 		}
-		return g.decideNow(ctx, &rec, decided.outcome, decided.source, decided.reason, decided.text)
+		return g.decideNow(ctx, &rec, decided.outcome, decided.source, decided.reason, decided.text, decided.explicit)
 	}
 
 	rec.Routes = g.route(&rec)
