@@ -27,8 +27,9 @@ import (
 // method returns.
 type Store interface {
 	ledger.Store
-	// Lookup reads the session and the fingerprint's grant and denial in one transaction.
-	Lookup(ctx context.Context, session, fingerprint string) (ledger.Lookup, error)
+	// Lookup reads the agent's session and the fingerprint's grant and denial in it, in one
+	// transaction.
+	Lookup(ctx context.Context, agent, session, fingerprint string) (ledger.Lookup, error)
 	// Create stores a new request (pending or already decided) with its audit entry.
 	Create(ctx context.Context, r *approval.Request, audit approval.AuditEntry) error
 	// Resolve decides a pending request (compare-and-set) and applies the effects in the
@@ -39,8 +40,14 @@ type Store interface {
 	Pending(ctx context.Context) ([]approval.Request, error)
 	// AddCard records a posted card and returns the request as it is after that write.
 	AddCard(ctx context.Context, id string, ref approval.CardRef) (approval.Request, error)
-	PutSession(ctx context.Context, s ledger.Session, audit *approval.AuditEntry) error
-	Unpause(ctx context.Context, name string, audit approval.AuditEntry) (ledger.Session, error)
+	// LinkParent records parent as the parent of the agent's session unless it has one.
+	LinkParent(ctx context.Context, agent, session, parent string) error
+	// UpdateSession applies an operator's settings to the agent's session, or with agent ""
+	// to the session name for every agent.
+	UpdateSession(ctx context.Context, agent, name string, set ledger.Settings, audit approval.AuditEntry) (ledger.Records, error)
+	// Unpause lifts the pause and resets the denial count of the agent's session, or with
+	// agent "" of every agent's session of that name.
+	Unpause(ctx context.Context, agent, name string, audit approval.AuditEntry) (ledger.Records, error)
 	AppendAudit(ctx context.Context, e approval.AuditEntry) error
 }
 
@@ -289,7 +296,12 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 		ParentSession: a.ParentSession, Agent: caller.Name, Cwd: a.Cwd, AgentReason: a.Reason,
 		Fingerprint: Fingerprint(a.Tool, a.CanonicalArgs, a.Cwd),
 	}
-	look, err := g.store.Lookup(ctx, a.Session, rec.Fingerprint)
+	if caller.Name == "" {
+		// Session memory belongs to an agent; a nameless caller would write to the record
+		// every agent shares.
+		return approval.Request{}, invalid("the caller has no name")
+	}
+	look, err := g.store.Lookup(ctx, caller.Name, a.Session, rec.Fingerprint)
 	if err != nil {
 		return approval.Request{}, fmt.Errorf("reading session: %w", err)
 	}
@@ -374,16 +386,16 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 type scope struct {
 	tier       policy.Tier
 	unattended bool
-	// link is the session record to store when this request names a new parent; it is
-	// written only once the request itself will be stored.
-	link *ledger.Session
+	// agent, session and link name the parent link to record when this request names a
+	// parent its session has none of; it is written only once the request itself will be.
+	agent, session, link string
 }
 
 func (g *Gate) recordParent(ctx context.Context, sc scope) error {
-	if sc.link == nil {
+	if sc.link == "" {
 		return nil
 	}
-	if err := g.store.PutSession(ctx, *sc.link, nil); err != nil {
+	if err := g.store.LinkParent(ctx, sc.agent, sc.session, sc.link); err != nil {
 		return fmt.Errorf("recording parent session: %w", err)
 	}
 	return nil
@@ -411,39 +423,36 @@ func (g *Gate) resolveScope(ctx context.Context, s *ledger.Session, a Ask, calle
 		}
 	}
 	unattended := a.Unattended || s.Unattended
-	parent := a.ParentSession
-	if parent == "" {
-		parent = s.Parent
-	}
-	var link *ledger.Session
+	sc := scope{agent: caller.Name, session: a.Session}
 	if a.ParentSession != "" && s.Parent == "" {
-		s.Parent = parent
-		if s.Name == "" {
-			s.Name = a.Session
-		}
-		l := *s
-		link = &l
+		sc.link = a.ParentSession
 	}
+	// Both the recorded parent and the one this request names restrict it: naming another
+	// parent is no way out of the recorded one's unattended mark, tier or pause. Parents
+	// are the caller's own sessions: another agent's session of the same name is not.
 	seen := map[string]bool{a.Session: true}
-	for depth := 0; parent != "" && !seen[parent] && depth < 16; depth++ {
-		seen[parent] = true
-		ps, err := g.store.Session(ctx, parent)
-		if err != nil {
-			return scope{}, fmt.Errorf("reading parent session: %w", err)
-		}
-		unattended = unattended || ps.Unattended
-		if ps.Tier != "" {
-			if t, err := policy.ParseTier(ps.Tier); err == nil {
-				tier = policy.StricterTier(tier, t)
+	for _, parent := range []string{s.Parent, a.ParentSession} {
+		for depth := 0; parent != "" && !seen[parent] && depth < 16; depth++ {
+			seen[parent] = true
+			ps, err := g.store.Session(ctx, caller.Name, parent)
+			if err != nil {
+				return scope{}, fmt.Errorf("reading parent session: %w", err)
 			}
+			unattended = unattended || ps.Unattended
+			if ps.Tier != "" {
+				if t, err := policy.ParseTier(ps.Tier); err == nil {
+					tier = policy.StricterTier(tier, t)
+				}
+			}
+			if ps.Paused {
+				// A paused parent's children are not a way around the pause.
+				s.Paused = true
+			}
+			parent = ps.Parent
 		}
-		if ps.Paused {
-			// A paused parent's children are not a way around the pause.
-			s.Paused = true
-		}
-		parent = ps.Parent
 	}
-	return scope{tier: tier, unattended: unattended, link: link}, nil
+	sc.tier, sc.unattended = tier, unattended
+	return sc, nil
 }
 
 func (g *Gate) route(r *approval.Request) []approval.Target {
@@ -497,7 +506,7 @@ func (g *Gate) admit(rec *approval.Request, w *waiter) error {
 	}
 	n := 0
 	for _, o := range g.live {
-		if o.rec.Session == rec.Session {
+		if o.rec.Session == rec.Session && o.rec.Agent == rec.Agent {
 			n++
 		}
 	}
