@@ -305,7 +305,7 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	if err != nil {
 		return approval.Request{}, fmt.Errorf("reading session: %w", err)
 	}
-	scope, err := g.resolveScope(ctx, &look.Session, a, caller)
+	scope, err := g.resolveScope(ctx, look.Session, a, caller)
 	if err != nil {
 		return approval.Request{}, err
 	}
@@ -330,7 +330,7 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	switch {
 	case ev.Source == approval.SourceFloor:
 		decided = &immediate{approval.OutcomeDeny, approval.SourceFloor, ev.Reason, msgDeniedPolicy("floor", ev.Rule, ev.Reason), false}
-	case look.Session.Paused:
+	case scope.paused:
 		decided = &immediate{approval.OutcomeDeny, approval.SourcePaused, "session paused", msgPaused(a.Session), false}
 	case ev.Verdict == policy.Deny:
 		decided = &immediate{approval.OutcomeDeny, ev.Source, ev.Reason, msgDeniedPolicy(string(ev.Source), ev.Rule, ev.Reason), false}
@@ -386,6 +386,9 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 type scope struct {
 	tier       policy.Tier
 	unattended bool
+	// paused is set when the session or one of its ancestors is paused: a paused parent's
+	// children are not a way around the pause.
+	paused bool
 	// agent, session and link name the parent link to record when this request names a
 	// parent its session has none of; it is written only once the request itself will be.
 	agent, session, link string
@@ -401,10 +404,11 @@ func (g *Gate) recordParent(ctx context.Context, sc scope) error {
 	return nil
 }
 
-// resolveScope resolves the tier (request > session > global, an agent can only tighten)
-// and the unattended mark, inheriting both from the parent chain. It records a new parent
-// link so later requests of the child inherit even without parent_session.
-func (g *Gate) resolveScope(ctx context.Context, s *ledger.Session, a Ask, caller Caller) (scope, error) {
+// resolveScope resolves the tier (request > session > global, an agent can only tighten),
+// the unattended mark and the pause, inheriting all three from the parent chain of the
+// caller's own sessions. It returns a new parent link to record, so later requests of the
+// child inherit even without parent_session; s itself is left as read.
+func (g *Gate) resolveScope(ctx context.Context, s ledger.Session, a Ask, caller Caller) (scope, error) {
 	global := g.engine.GlobalTier()
 	tier := global
 	if s.Tier != "" {
@@ -423,6 +427,7 @@ func (g *Gate) resolveScope(ctx context.Context, s *ledger.Session, a Ask, calle
 		}
 	}
 	unattended := a.Unattended || s.Unattended
+	paused := s.Paused
 	sc := scope{agent: caller.Name, session: a.Session}
 	if a.ParentSession != "" && s.Parent == "" {
 		sc.link = a.ParentSession
@@ -444,14 +449,11 @@ func (g *Gate) resolveScope(ctx context.Context, s *ledger.Session, a Ask, calle
 					tier = policy.StricterTier(tier, t)
 				}
 			}
-			if ps.Paused {
-				// A paused parent's children are not a way around the pause.
-				s.Paused = true
-			}
+			paused = paused || ps.Paused
 			parent = ps.Parent
 		}
 	}
-	sc.tier, sc.unattended = tier, unattended
+	sc.tier, sc.unattended, sc.paused = tier, unattended, paused
 	return sc, nil
 }
 
