@@ -12,7 +12,11 @@ import (
 	"time"
 
 	"github.com/approvebot/approvebot/client"
+	"github.com/approvebot/approvebot/core/render"
 )
+
+// maxCwdChars is more than any cwd the server accepts (4096 bytes).
+const maxCwdChars = 4096
 
 // The operator commands talk to a running server with an operator token.
 
@@ -94,14 +98,17 @@ func cmdPending(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	}
 	now := time.Now()
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGE\tEXPIRES IN\tSESSION\tAGENT\tTOOL\tSUMMARY")
+	// The directory and the agent's own reason are columns of their own, never part of the
+	// summary: a human must see where "rm -rf ./build" runs, and whose words the reason is.
+	fmt.Fprintln(tw, "ID\tAGE\tEXPIRES IN\tSESSION\tAGENT\tTOOL\tCWD\tSUMMARY\tAGENT'S REASON (ITS OWN WORDS)")
 	for _, r := range list {
 		expires := "-"
 		if !r.ExpiresAt.IsZero() {
 			expires = roundDur(r.ExpiresAt.Sub(now))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, roundDur(now.Sub(r.CreatedAt)), expires,
-			client.Printable(r.Session, 40), client.Printable(r.Agent, 30), client.Printable(r.Tool, 40), client.Printable(r.Summary, 200))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, roundDur(now.Sub(r.CreatedAt)), expires,
+			client.Printable(r.Session, 40), client.Printable(r.Agent, 30), client.Printable(r.Tool, 40),
+			orDash(render.CutMiddle(client.Printable(r.Cwd, maxCwdChars), 120)), client.Printable(r.Summary, 200), orDash(client.Printable(r.AgentReason, 200)))
 	}
 	return tw.Flush()
 }
@@ -360,6 +367,13 @@ func cmdSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		fmt.Fprintf(stdout, "  agent %s: tier %s, unattended %t, paused %t, denials %d\n", client.Printable(a.Agent, 60), tierOf(a.Tier), a.Unattended, a.Paused, a.Denials)
 	}
 	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func orStar(s string) string {

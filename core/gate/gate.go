@@ -293,7 +293,10 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	now := g.now().UTC()
 	rec := approval.Request{
 		ID: NewID(), State: approval.StatePending, CreatedAt: now, Tool: a.Tool, Session: a.Session,
-		ParentSession: a.ParentSession, Agent: caller.Name, Cwd: a.Cwd, AgentReason: a.Reason,
+		ParentSession: a.ParentSession, Agent: caller.Name,
+		// Shown to humans and agents, so masked and hardened like the summary (never cut:
+		// validateAsk bounds both). The raw cwd is what the policy and the fingerprint read.
+		Cwd: render.Redact(a.Cwd, maxCwdLen), AgentReason: render.Redact(a.Reason, maxReasonLen),
 		Fingerprint: Fingerprint(a.Tool, a.CanonicalArgs, a.Cwd),
 	}
 	if caller.Name == "" {
