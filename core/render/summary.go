@@ -1,6 +1,7 @@
 // Package render turns an agent's raw action into what a human may see: a masked, hardened,
-// one-line summary of at most 200 characters (summary.go, mask.go and the catalog in
-// secrets.go, harden.go), the channel-neutral card (card.go, layout.go), and the exact
+// one-line summary of at most 200 characters (summary.go, mask.go with the catalog in
+// secrets.go, the command-line rules in mask_shell.go and the folded views in
+// mask_fold.go, harden.go), the channel-neutral card (card.go, layout.go), and the exact
 // request bodies of each platform's API for a pending, resolved or expired card and for the
 // "details" view (telegram.go, slack.go, discord.go, cards.go), built as pure functions with
 // every platform limit a named constant. Button data is one opaque encoding for all
