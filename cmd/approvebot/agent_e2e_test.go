@@ -856,11 +856,12 @@ func TestAskAndExec(t *testing.T) {
 	t.Run("exec allowed passes the exit status through", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		p := agStart(t, env, "", "exec", "-session", "exec-ok", "-cwd", dir, "--", "sh", "-c", "echo ran > marker; echo out; exit 3")
+		// sleep is no safe bin: the command asks (writes inside the cwd alone would not).
+		p := agStart(t, env, "", "exec", "-session", "exec-ok", "-cwd", dir, "--", "sh", "-c", "echo ran > marker; sleep 0; echo out; exit 3")
 		id, summary := agPending(t, s, "exec-ok")
 		sh, _ := exec.LookPath("sh")
 		sh, _ = filepath.Abs(sh)
-		if summary != sh+" -c 'echo ran > marker; echo out; exit 3'" {
+		if summary != sh+" -c 'echo ran > marker; sleep 0; echo out; exit 3'" {
 			t.Errorf("summary %q (the absolute path of what runs)", summary)
 		}
 		agDecide(t, s, id, "allow_once", "")

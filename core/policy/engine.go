@@ -88,6 +88,9 @@ type CommandJudgement struct {
 	// Problems say why the analysis is not OK (line continuation, a variable in command
 	// position, …), in the order found.
 	Problems []string `json:"problems,omitempty"`
+	// Concerns are what the command touches that nothing allows without a human: sensitive
+	// paths, the environment's secrets, writes outside the project, network endpoints.
+	Concerns []Concern `json:"concerns,omitempty"`
 }
 
 // Segment is one executed command found in a command line.
@@ -128,6 +131,7 @@ type Engine struct {
 	askFallback string
 	// shellFold maps lower-cased shell tool names to their command argument.
 	shellFold map[string]string
+	sensitive *Sensitive
 }
 
 // NewEngine validates cfg and builds the engine. persisted may be nil.
@@ -140,9 +144,13 @@ func NewEngine(cfg Config, persisted PersistedAllowlist) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	sensitive, err := cfg.compileSensitive()
+	if err != nil {
+		return nil, err
+	}
 	def, _ := ParseVerdict(cfg.Default)
 	tier, _ := ParseTier(cfg.ExecTier)
-	judge, err := NewCommandJudge(cfg.Exec, persisted)
+	judge, err := NewCommandJudge(cfg.Exec, persisted, WithSensitive(sensitive))
 	if err != nil {
 		return nil, err
 	}
@@ -150,8 +158,13 @@ func NewEngine(cfg Config, persisted PersistedAllowlist) (*Engine, error) {
 	for name, arg := range cfg.Exec.ShellTools {
 		fold[strings.ToLower(name)] = arg
 	}
-	return &Engine{cfg: cfg, perms: perms, def: def, globalTier: tier, commands: judge, askFallback: cfg.AskFallback, shellFold: fold}, nil
+	return &Engine{cfg: cfg, perms: perms, def: def, globalTier: tier, commands: judge, askFallback: cfg.AskFallback,
+		shellFold: fold, sensitive: sensitive}, nil
 }
+
+// Sensitive is the compiled sensitive path list ([policy] sensitive_paths and
+// extra_sensitive_paths): what no tool's arguments may touch without a human.
+func (e *Engine) Sensitive() *Sensitive { return e.sensitive }
 
 // Config returns the effective (defaulted) configuration.
 func (e *Engine) Config() Config { return e.cfg }
@@ -216,5 +229,5 @@ func (e *Engine) evaluate(in Input) Evaluation {
 // ask_fallback = "allowlist" and a shell command the allowlist fully satisfies.
 func (e *Engine) FallbackAllows(ev Evaluation) bool {
 	return e.askFallback == "allowlist" && ev.Shell != nil && ev.Shell.AnalysisOK && ev.Shell.AllowlistSatisfied &&
-		ev.Shell.Source != approval.SourceRule
+		ev.Shell.Source != approval.SourceRule && len(ev.Shell.Concerns) == 0
 }
