@@ -159,3 +159,25 @@ func TestRequestObjectCwdAndAgentReason(t *testing.T) {
 		}
 	}
 }
+
+// Tools other than shell tools through the API: a sensitive path in a file tool's argument
+// waits for a human even with a tool permission; an executor's code meets the floor.
+func TestToolArgumentsOverHTTP(t *testing.T) {
+	s := newTestServer(t, policy.Config{ToolPermissions: map[string]string{"Read": "allow"}})
+	code, v := s.call(t, testAgent, "POST", "/v1/requests", `{"tool":"Read","args":{"file_path":"~/.ssh/id_rsa"},"session":"t"}`)
+	if code != 202 || v["rule"] != "tool.sensitive" {
+		t.Fatalf("%d %v", code, v)
+	}
+	code, v = s.call(t, testAgent, "POST", "/v1/requests", `{"tool":"Read","args":{"file_path":"/repo/a.go"},"session":"t","cwd":"/repo"}`)
+	if code != 200 || v["allowed"] != true || v["explicit"] != true {
+		t.Fatalf("%d %v", code, v)
+	}
+	code, v = s.call(t, testAgent, "POST", "/v1/requests", `{"tool":"run_code","args":{"code":"import os; os.system('rm -rf /')"},"session":"t"}`)
+	if code != 200 || v["source"] != "floor" {
+		t.Fatalf("%d %v", code, v)
+	}
+	code, v = s.call(t, testAgent, "POST", "/v1/requests", `{"tool":"deleteRepository","args":{"repo":"o/r"},"session":"t"}`)
+	if code != 202 {
+		t.Fatalf("%d %v", code, v)
+	}
+}

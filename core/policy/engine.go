@@ -55,11 +55,6 @@ func (e *Engine) Command(tool string, args map[string]any) (cmd string, ok bool)
 	return s, true
 }
 
-// commandLikeArgs are argument names that carry a command line in tools the config does not
-// name as shell tools. The floor is applied to them too, so a renamed shell tool (a custom
-// "run" tool, an MCP server's "execute") cannot carry `rm -rf /` past it.
-var commandLikeArgs = []string{"command", "cmd", "script", "command_line", "commandLine", "shell_command"}
-
 // CommandInput is one shell command line to judge.
 type CommandInput struct {
 	Command string
@@ -200,16 +195,7 @@ func (e *Engine) evaluate(in Input) Evaluation {
 	}
 	cmd, isShell := e.Command(in.Tool, in.Args)
 	if !isShell {
-		for _, name := range commandLikeArgs {
-			line, ok := in.Args[name].(string)
-			if !ok || line == "" {
-				continue
-			}
-			if j := e.commands.Judge(CommandInput{Command: line, Cwd: in.Cwd, Agent: in.Agent}); j.Source == approval.SourceFloor {
-				ev.Verdict, ev.Source, ev.Rule, ev.Reason = Deny, j.Source, j.Rule, j.Reason
-				return ev
-			}
-		}
+		e.judgeToolArgs(in, entry != "", &ev) // toolargs.go
 		return ev
 	}
 	j := e.commands.Judge(CommandInput{Command: cmd, Cwd: in.Cwd, Agent: in.Agent})

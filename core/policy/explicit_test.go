@@ -44,7 +44,7 @@ func TestEvaluationExplicit(t *testing.T) {
 		{"ask tier lets a read-only tool through", nil, TierAsk, func() (string, map[string]any) { return tool("search") }, approval.Facts{ReadOnly: true}, Allow, false},
 		{"configured default allow", func(c *Config) { c.Default = "allow" }, TierFull, func() (string, map[string]any) { return tool("x") }, approval.Facts{}, Allow, false},
 		{"safe bins and an inert builtin", nil, TierAuto, func() (string, map[string]any) { return bash("cd src && ls") }, approval.Facts{}, Allow, true},
-		{"test builtin", nil, TierAuto, func() (string, map[string]any) { return bash("test -f x && cd src") }, approval.Facts{}, Allow, true},
+		{"test builtin", nil, TierAuto, func() (string, map[string]any) { return bash("[ -f x ]") }, approval.Facts{}, Allow, true},
 		{"allowlisted executable", nil, TierAuto, func() (string, map[string]any) { return bash("make test") }, approval.Facts{}, Allow, true},
 		{"allowlisted under the full tier", nil, TierFull, func() (string, map[string]any) { return bash("make test") }, approval.Facts{}, Allow, true},
 		{"not allowlisted", nil, TierFull, func() (string, map[string]any) { return bash("curl example.com") }, approval.Facts{}, Ask, false},
