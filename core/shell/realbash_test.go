@@ -246,3 +246,35 @@ func TestExpansionMatchesBash(t *testing.T) {
 		})
 	}
 }
+
+// Tildes in assignments and in arguments that look like assignments.
+func TestTildeMatchesBash(t *testing.T) {
+	for _, cmd := range []string{
+		`printf '<%s>' a=~/x --file=~/y b:~/z c=x:~/w ~`,
+		`X=a:~/q; Y=~; Z=~/r:~; printf '<%s>' "$X" "$Y" "$Z"`,
+	} {
+		t.Run(cmd, func(t *testing.T) {
+			if err := sandbox.Available(); err != nil {
+				t.Skip(err)
+			}
+			an := Analyze(cmd, Options{Cwd: sandbox.Dir, Home: sandbox.Dir})
+			var want strings.Builder
+			for _, s := range an.Segments {
+				if s.Name() == "printf" {
+					for _, a := range s.Args[2:] {
+						want.WriteString("<" + a.Value + ">")
+					}
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			res, err := sandbox.Run(ctx, t.TempDir(), "/bin/bash", "-c", cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Stdout != want.String() {
+				t.Errorf("bash prints %q, the analysis %q", res.Stdout, want.String())
+			}
+		})
+	}
+}
