@@ -990,7 +990,11 @@ func (w *walker) walkFunc(fd *syntax.FuncDecl) {
 	}
 	// The body runs where the function is called: it is judged there, with the call's
 	// arguments. The floor also sees it as declared, whatever calls it.
-	c := w.floorOnly("function " + names[0])
+	label := "function"
+	if len(names) > 0 {
+		label += " " + names[0]
+	}
+	c := w.floorOnly(label)
 	c.posKnown = false
 	c.walkStmt(fd.Body)
 }
