@@ -96,8 +96,9 @@ type Segment struct {
 	// changes the shell's own state), "function" (declared in the same command; its body is
 	// judged) or "" (nothing).
 	SatisfiedBy string `json:"satisfied_by"`
-	// Entry is the allowlist pattern that matched, if any.
-	Entry string `json:"entry,omitempty"`
+	// Entry is the allowlist pattern that matched, if any, and EntryArgs its argv pattern.
+	Entry     string `json:"entry,omitempty"`
+	EntryArgs string `json:"entry_args,omitempty"`
 	// Wrappers lists the wrappers unwrapped to reach this segment.
 	Wrappers []string `json:"wrappers,omitempty"`
 	Writes   []string `json:"writes,omitempty"`
@@ -108,7 +109,9 @@ type CommandJudge interface {
 	Judge(in CommandInput) CommandJudgement
 }
 
-// PersistedAllowlist supplies allowlist entries stored at run time by "allow always".
+// PersistedAllowlist supplies allowlist entries stored at run time by "allow always". It
+// hands out the same slice, never changed in place, until the entries change (then a new
+// one): the judge recompiles only then.
 type PersistedAllowlist interface {
 	AllowlistEntries() []AllowlistEntry
 }

@@ -217,7 +217,7 @@ func (j *ExecJudge) Judge(in CommandInput) CommandJudgement {
 // JudgeAnalysis judges an analysis made by shell.Analyze for in (in.Command is not read again).
 func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJudgement {
 	out := CommandJudgement{AnalysisOK: an.OK, Normalized: an.Normalized, Problems: an.Problems}
-	var persisted []allowPattern
+	var persisted *Allowlist
 	if j.persisted != nil {
 		persisted = j.pcache.compile(j.persisted.AllowlistEntries())
 	}
@@ -413,7 +413,7 @@ func describeMiss(s Segment) string {
 
 // segment evaluates one judged segment: resolution and what satisfies it. What it writes does
 // not decide here: the effects (concerns) allow writes inside the project and nothing else.
-func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persisted []allowPattern, safeOK bool) (Segment, shell.Resolution, bool) {
+func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persisted *Allowlist, safeOK bool) (Segment, shell.Resolution, bool) {
 	seg := Segment{Argv: argv, Executable: s.Name(), Wrappers: s.Wrappers}
 	for _, w := range s.Writes {
 		t := w.Target
@@ -462,13 +462,17 @@ func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persi
 
 // commandSatisfied sets what satisfies a resolved command: the allowlist (configured, then
 // persisted), a safe bin, or a skill.
-func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.Resolution, agent string, persisted []allowPattern, safeOK bool) bool {
-	if p, ok := matchPatterns(j.allow.pats, res.Path, res.Real, agent); ok {
-		seg.SatisfiedBy, seg.Entry = SatisfiedAllowlist, p.entry.Pattern
+func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.Resolution, agent string, persisted *Allowlist, safeOK bool) bool {
+	q := allowQuery{resolved: res.Path, real: res.Real, agent: agent, args: s.Args[1:]}
+	if len(s.Args) == 0 {
+		q.noArgs = true
+	}
+	if p, ok := j.allow.first(&q); ok {
+		seg.SatisfiedBy, seg.Entry, seg.EntryArgs = SatisfiedAllowlist, p.entry.Pattern, p.entry.Args
 		return true
 	}
-	if p, ok := matchPatterns(persisted, res.Path, res.Real, agent); ok {
-		seg.SatisfiedBy, seg.Entry = SatisfiedAllowlist, p.entry.Pattern
+	if p, ok := persisted.first(&q); ok {
+		seg.SatisfiedBy, seg.Entry, seg.EntryArgs = SatisfiedAllowlist, p.entry.Pattern, p.entry.Args
 		return true
 	}
 	name := s.Base()
