@@ -750,6 +750,10 @@ while os.waitpid(-1, 0):
 	"crontab -l",
 	"awk -v c='ls' 'BEGIN{system(c)}'",
 	"python3 -c 'print(\"ls /\")' | sh",
+	"find / -name core | xargs rm -rf",
+	"find / -name '*.pyc' -print0 | xargs -0 rm -f",
+	"grep -rl 'rm -rf /' docs | xargs cat",
+	"cat urls.txt | xargs -n1 curl -O",
 }
 
 func TestFloorNearMisses(t *testing.T) {
