@@ -728,6 +728,12 @@ while os.waitpid(-1, 0):
 	"while :; do date; sleep 5; done",
 	"for ((i=0; i<3; i++)); do sleep 1 & done",
 	"for i in 1 2 3; do sleep 1 & done; wait",
+	"while :; do ./worker & sleep 1; [ -f stop ] && break; done",
+	`node -e 'for(;;){ const p = require("child_process").spawn("x"); if (done()) break; }'`,
+	`python3 -c 'import os
+while True:
+    if os.fork() == 0: os._exit(0)
+    break'`,
 	"f() { g & }; g() { echo hi; }; f",
 	"git -c core.pager=less log",
 	"git rebase -x 'make test' main",

@@ -194,6 +194,8 @@ func TestExpansionMatchesBash(t *testing.T) {
 		`printf '<%s>' "$(rev <<< 'fr- mr')" "$(echo abc | tr a-c x-z)"`,
 		`printf '<%s>' {a,b}{1,2} x{1..3}`,
 		`set -- p 'q r'; printf '<%s>' "$@" $# "$1"`,
+		`set -- a b c; shift; printf '<%s>' "$1" "$#"; shift 2; printf '<%s>' "$#"`,
+		`set -- a; shift 3; printf '<%s>' "$1"`,
 		`IFS=:; X=a:b; printf '<%s>' $X`,
 		`X=abc; printf '<%s>' ${X^^} ${X^} ${X/b/z} ${X//b/q} ${X#a} ${X%c}`,
 		`x=5; printf '<%s>' $((x*2)) $(( (x+1) % 4 )) $((1<<3)) $((x>2?1:0))`,

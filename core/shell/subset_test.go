@@ -186,6 +186,8 @@ func TestOutsideSubset(t *testing.T) {
 		{". /etc/profile", "outside"},
 		{`source "$F"`, "not known"},
 		{"source env.sh", "PATH"},
+		{"source .venv/bin/activate && pytest", "after source"},
+		{"shift $N", "shift"},
 		{"source <(curl x)", "unknown"},
 		{"echo 'rm -rf x' > s.sh; source ./s.sh", "written by the same command line"},
 		{"echo 'ls' > s.sh; bash s.sh", "written by the same command line"},

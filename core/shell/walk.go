@@ -56,6 +56,7 @@ type shared struct {
 	stdinSlab   []stdinState
 	fastBufUsed bool
 	lastpipe    bool                   // shopt -s lastpipe: a pipeline's last command runs in this shell
+	opaque      bool                   // a file was sourced: what it set is not known
 	written     map[string]writtenText // files the command line writes, by absolute path
 	integer     map[string]bool        // variables with the integer attribute
 	noFast      bool                   // the fast path is off (tests compare it with the parser)
@@ -164,6 +165,9 @@ func (w *walker) emit(args []Arg, kind Kind) *Segment {
 				s.Input, s.InputText = InputText, text
 			}
 		}
+	}
+	if w.sh.opaque && w.judged {
+		w.problem("commands after source of a file run with variables and functions the analysis cannot see")
 	}
 	if len(w.an.Segments) >= maxSegments {
 		if !w.an.Incomplete {
@@ -500,9 +504,10 @@ func constArith(x syntax.ArithmExpr) (int64, bool) {
 }
 
 // backgrounds reports statements that start work in the background (cmd &, coproc) anywhere
-// in stmts, outside function declarations.
+// in stmts, outside function declarations, in a loop body that never leaves the loop (break,
+// exit, return).
 func backgrounds(stmts []*syntax.Stmt) bool {
-	found := false
+	found, leaves := false, false
 	for _, st := range stmts {
 		syntax.Walk(st, func(n syntax.Node) bool {
 			switch n := n.(type) {
@@ -514,11 +519,17 @@ func backgrounds(stmts []*syntax.Stmt) bool {
 				}
 			case *syntax.CoprocClause:
 				found = true
+			case *syntax.CallExpr:
+				if len(n.Args) > 0 {
+					if v, ok := fastLiteral(n.Args[0]); ok && (v.Value == "break" || v.Value == "exit" || v.Value == "return") {
+						leaves = true
+					}
+				}
 			}
-			return !found
+			return true
 		})
 	}
-	return found
+	return found && !leaves
 }
 
 func lit(s string) Arg { return Arg{Value: s, Raw: s, Static: true, Known: true, Prefix: len(s)} }
