@@ -109,6 +109,15 @@ func (w *walker) builtin(name string, args []Arg) {
 				w.codeInData(name, a.Value)
 			}
 		}
+	case "wait":
+		for i := 1; i+1 < len(args); i++ {
+			if args[i].Value == "-p" || strings.HasPrefix(args[i].Value, "-") && strings.HasSuffix(args[i].Value, "p") {
+				if w.plainName("wait -p", args[i+1].Value, args[i+1].Known) {
+					w.assigned(args[i+1].Value)
+					w.setVar(args[i+1].Value, varVal{})
+				}
+			}
+		}
 	case "unset":
 		w.unset(args)
 	case "shift":

@@ -545,6 +545,11 @@ func (w *walker) redirect(r *syntax.Redirect) bool {
 	fd := ""
 	if r.N != nil {
 		fd = r.N.Value
+		if strings.HasPrefix(fd, "{") && strings.HasSuffix(fd, "}") {
+			// {name}>file: bash picks a descriptor and stores its number in name.
+			w.assigned(fd[1 : len(fd)-1])
+			w.setVar(fd[1:len(fd)-1], varVal{})
+		}
 	}
 	onStdin := fd == "" || fd == "0"
 	switch r.Op {
@@ -845,10 +850,24 @@ func (w *walker) chdir(dir string) {
 	case w.cwdRel != "":
 		w.cwdRel = path.Join(w.cwdRel, dir)
 	}
+	w.cwdVars()
 }
 
 // unknownCwd forgets the working directory.
-func (w *walker) unknownCwd() { w.cwd, w.cwdRel = "", "" }
+func (w *walker) unknownCwd() {
+	w.cwd, w.cwdRel = "", ""
+	w.cwdVars()
+}
+
+// cwdVars keeps $PWD and $OLDPWD right after cd when the line had assigned them.
+func (w *walker) cwdVars() {
+	if _, ok := w.vars["PWD"]; ok {
+		w.setVar("PWD", varVal{val: w.cwd, known: w.cwd != ""})
+	}
+	if _, ok := w.vars["OLDPWD"]; ok {
+		w.setVar("OLDPWD", varVal{})
+	}
+}
 
 // lastInPipe keeps what the last command of a pipeline did to the shell's variables when it
 // runs in this shell (shopt -s lastpipe).
