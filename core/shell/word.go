@@ -306,7 +306,7 @@ func (w *walker) wordParts(f *fields, parts []syntax.WordPart, inDbl, first bool
 			v, ok := w.evalSub(p.Stmts)
 			v = strings.TrimRight(v, "\n")
 			why := ""
-			if !ok {
+			if !ok && !w.digitsOutput(p.Stmts) {
 				why = "the output of $(…) is not known"
 			}
 			w.expansion(f, v, ok, inDbl, false, why)
