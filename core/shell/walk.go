@@ -57,6 +57,7 @@ type shared struct {
 	fastBufUsed bool
 	lastpipe    bool                   // shopt -s lastpipe: a pipeline's last command runs in this shell
 	opaque      bool                   // a file was sourced: what it set is not known
+	expanded    int                    // bytes produced by expansions so far
 	written     map[string]writtenText // files the command line writes, by absolute path
 	integer     map[string]bool        // variables with the integer attribute
 	noFast      bool                   // the fast path is off (tests compare it with the parser)

@@ -351,6 +351,14 @@ func (w *walker) expansion(f *fields, v string, ok, inDbl, glob bool, why string
 		f.unknown()
 		return
 	}
+	if w.sh.expanded += len(v); w.sh.expanded > maxExpanded {
+		if !w.an.Incomplete {
+			w.an.Incomplete = true
+			w.an.problem("the command expands to more than %d bytes", maxExpanded)
+		}
+		f.unknown()
+		return
+	}
 	if glob {
 		// A loop variable over a glob: one of the file names the pattern matches.
 		f.started = true
