@@ -126,6 +126,8 @@ type Gate struct {
 	// posting counts card posts in flight per chat, so ByCard can wait for a card whose
 	// message exists on the platform but whose reference is not recorded yet.
 	posting map[approval.Target]int
+	// posted is closed (and replaced) whenever a card post finishes, waking ByCard.
+	posted  chan struct{}
 	closing chan struct{}
 	closed  bool
 	jobs    sync.WaitGroup
@@ -174,7 +176,7 @@ func New(opts Options, store Store, engine *policy.Engine, channels []Channel, r
 	g := &Gate{
 		opts: opts, store: store, engine: engine, log: opts.Logger, metrics: opts.Metrics, now: opts.Now,
 		byName: map[string]Channel{}, live: map[string]*waiter{}, cards: map[approval.CardRef]string{},
-		posting: map[approval.Target]int{},
+		posting: map[approval.Target]int{}, posted: make(chan struct{}),
 		closing: make(chan struct{}),
 	}
 	g.bg, g.bgCancel = context.WithCancel(context.Background())
@@ -293,7 +295,7 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	if err != nil {
 		return approval.Request{}, fmt.Errorf("reading session: %w", err)
 	}
-	scope, err := g.resolveScope(ctx, &look.Session, a, caller)
+	scope, err := g.resolveScope(ctx, look.Session, a, caller)
 	if err != nil {
 		return approval.Request{}, err
 	}
@@ -317,7 +319,7 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	switch {
 	case ev.Source == approval.SourceFloor:
 		decided = &immediate{approval.OutcomeDeny, approval.SourceFloor, ev.Reason, msgDeniedPolicy("floor", ev.Rule, ev.Reason)}
-	case look.Session.Paused:
+	case scope.paused:
 		decided = &immediate{approval.OutcomeDeny, approval.SourcePaused, "session paused", msgPaused(a.Session)}
 	case ev.Verdict == policy.Deny:
 		decided = &immediate{approval.OutcomeDeny, ev.Source, ev.Reason, msgDeniedPolicy(string(ev.Source), ev.Rule, ev.Reason)}
@@ -373,6 +375,9 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 type scope struct {
 	tier       policy.Tier
 	unattended bool
+	// paused is set when the session or one of its ancestors is paused: a paused parent's
+	// children are not a way around the pause.
+	paused bool
 	// link is the session record to store when this request names a new parent; it is
 	// written only once the request itself will be stored.
 	link *ledger.Session
@@ -388,10 +393,11 @@ func (g *Gate) recordParent(ctx context.Context, sc scope) error {
 	return nil
 }
 
-// resolveScope resolves the tier (request > session > global, an agent can only tighten)
-// and the unattended mark, inheriting both from the parent chain. It records a new parent
-// link so later requests of the child inherit even without parent_session.
-func (g *Gate) resolveScope(ctx context.Context, s *ledger.Session, a Ask, caller Caller) (scope, error) {
+// resolveScope resolves the tier (request > session > global, an agent can only tighten),
+// the unattended mark and the pause, inheriting all three from the parent chain. It returns
+// a new parent link to record, so later requests of the child inherit even without
+// parent_session; s itself is left as read.
+func (g *Gate) resolveScope(ctx context.Context, s ledger.Session, a Ask, caller Caller) (scope, error) {
 	global := g.engine.GlobalTier()
 	tier := global
 	if s.Tier != "" {
@@ -410,17 +416,18 @@ func (g *Gate) resolveScope(ctx context.Context, s *ledger.Session, a Ask, calle
 		}
 	}
 	unattended := a.Unattended || s.Unattended
+	paused := s.Paused
 	parent := a.ParentSession
 	if parent == "" {
 		parent = s.Parent
 	}
 	var link *ledger.Session
 	if a.ParentSession != "" && s.Parent == "" {
-		s.Parent = parent
-		if s.Name == "" {
-			s.Name = a.Session
+		l := s
+		l.Parent = parent
+		if l.Name == "" {
+			l.Name = a.Session
 		}
-		l := *s
 		link = &l
 	}
 	seen := map[string]bool{a.Session: true}
@@ -436,13 +443,10 @@ func (g *Gate) resolveScope(ctx context.Context, s *ledger.Session, a Ask, calle
 				tier = policy.StricterTier(tier, t)
 			}
 		}
-		if ps.Paused {
-			// A paused parent's children are not a way around the pause.
-			s.Paused = true
-		}
+		paused = paused || ps.Paused
 		parent = ps.Parent
 	}
-	return scope{tier: tier, unattended: unattended, link: link}, nil
+	return scope{tier: tier, unattended: unattended, paused: paused, link: link}, nil
 }
 
 func (g *Gate) route(r *approval.Request) []approval.Target {
