@@ -15,6 +15,7 @@ import (
 	slackgo "github.com/slack-go/slack"
 
 	"github.com/approvebot/approvebot/core/approval"
+	"github.com/approvebot/approvebot/core/chatops"
 )
 
 // replayWindow is how long a signed request stays valid (Slack's own rule, enforced by
@@ -30,7 +31,7 @@ func (c *Channel) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, c.cfg.MaxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, c.maxBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -120,7 +121,7 @@ func (c *Channel) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 // verify checks Slack's v0 signature over the raw body and the 5-minute timestamp window.
 func (c *Channel) verify(h http.Header, body []byte) error {
-	sv, err := slackgo.NewSecretsVerifier(h, c.cfg.SigningSecret)
+	sv, err := slackgo.NewSecretsVerifier(h, c.secrets.SigningSecret)
 	if err != nil {
 		return err
 	}
@@ -130,8 +131,9 @@ func (c *Channel) verify(h http.Header, body []byte) error {
 	return sv.Ensure()
 }
 
-// rejected logs and audits a request that failed verification. Audits are rate limited so a
-// flood of forged requests cannot flood the audit trail (the log counts every one).
+// rejected logs, counts and audits a request that failed verification. Audits are rate
+// limited so a flood of forged requests cannot flood the audit trail (the log and the
+// counter see every one). Before Run there is no resolver to count or audit with.
 func (c *Channel) rejected(r *http.Request, err error) {
 	why := "bad signature"
 	switch {
@@ -142,11 +144,12 @@ func (c *Channel) rejected(r *http.Request, err error) {
 	}
 	host, _, _ := net.SplitHostPort(r.RemoteAddr)
 	c.log.Warn("slack: rejected an HTTP request", "why", why, "remote", host)
-	if c.cfg.Refused != nil {
-		c.cfg.Refused()
-	}
 	st := c.state.Load()
-	if st == nil || !c.badSig.Allow() {
+	if st == nil {
+		return
+	}
+	chatops.CounterOf(st.resolver).Refused(Name)
+	if !c.badSig.Allow() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)

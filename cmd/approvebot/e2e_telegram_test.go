@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/approvebot/approvebot/channels/telegram/telegramfake"
+	"github.com/approvebot/approvebot/channels/telegram/telegramtest"
 	"github.com/approvebot/approvebot/internal/testserver"
 )
 
@@ -25,21 +25,21 @@ const (
 )
 
 var (
-	tgAlice = telegramfake.User{ID: 111, FirstName: "Alice"} // approver
-	tgBob   = telegramfake.User{ID: 222, FirstName: "Bob"}   // not an approver
+	tgAlice = telegramtest.User{ID: 111, FirstName: "Alice"} // approver
+	tgBob   = telegramtest.User{ID: 222, FirstName: "Bob"}   // not an approver
 )
 
 type tgRig struct {
 	s    *testserver.Server
-	fake *telegramfake.Server
+	fake *telegramtest.Server
 }
 
 // tgStart runs a fake Bot API and approvebot polling it. server is extra [server] TOML.
 func tgStart(t *testing.T, server, extra string) *tgRig {
 	t.Helper()
-	fake := telegramfake.Start(t, telegramfake.Options{Token: tgToken})
-	fake.AddChat(telegramfake.Chat{ID: tgOps, Type: "supergroup", Title: "ops"})
-	fake.AddChat(telegramfake.Chat{ID: tgOncall, Type: "supergroup", Title: "on-call"})
+	fake := telegramtest.Start(t, telegramtest.Options{Token: tgToken})
+	fake.AddChat(telegramtest.Chat{ID: tgOps, Type: "supergroup", Title: "ops"})
+	fake.AddChat(telegramtest.Chat{ID: tgOncall, Type: "supergroup", Title: "on-call"})
 	if server == "" {
 		server = `approval_timeout = "60s"`
 	}
@@ -126,9 +126,9 @@ func (r *tgRig) waitDecided(t *testing.T, id string) map[string]any {
 }
 
 // card waits for the card of request id in chat and returns it.
-func (r *tgRig) card(t *testing.T, chat int64, id string) telegramfake.Message {
+func (r *tgRig) card(t *testing.T, chat int64, id string) telegramtest.Message {
 	t.Helper()
-	var card telegramfake.Message
+	var card telegramtest.Message
 	r.fake.WaitFor(t, 30*time.Second, fmt.Sprintf("the card of %s in chat %d", id, chat), func() bool {
 		for _, m := range r.fake.BotMessages(chat) {
 			if strings.Contains(m.Plain, "Request: "+id) {
@@ -142,10 +142,10 @@ func (r *tgRig) card(t *testing.T, chat int64, id string) telegramfake.Message {
 }
 
 // cardWhen waits until the card of id in chat satisfies cond.
-func (r *tgRig) cardWhen(t *testing.T, chat int64, id, what string, cond func(telegramfake.Message) bool) telegramfake.Message {
+func (r *tgRig) cardWhen(t *testing.T, chat int64, id, what string, cond func(telegramtest.Message) bool) telegramtest.Message {
 	t.Helper()
 	first := r.card(t, chat, id)
-	var m telegramfake.Message
+	var m telegramtest.Message
 	r.fake.WaitFor(t, 30*time.Second, fmt.Sprintf("card %s in chat %d to be %s", id, chat, what), func() bool {
 		m, _ = r.fake.Message(chat, first.ID)
 		return cond(m)
@@ -153,9 +153,9 @@ func (r *tgRig) cardWhen(t *testing.T, chat int64, id, what string, cond func(te
 	return m
 }
 
-func (r *tgRig) resolvedCard(t *testing.T, chat int64, id string, wants ...string) telegramfake.Message {
+func (r *tgRig) resolvedCard(t *testing.T, chat int64, id string, wants ...string) telegramtest.Message {
 	t.Helper()
-	return r.cardWhen(t, chat, id, "resolved ("+strings.Join(wants, ", ")+")", func(m telegramfake.Message) bool {
+	return r.cardWhen(t, chat, id, "resolved ("+strings.Join(wants, ", ")+")", func(m telegramtest.Message) bool {
 		if m.HasButtons() || m.Edits == 0 {
 			return false
 		}
@@ -168,9 +168,9 @@ func (r *tgRig) resolvedCard(t *testing.T, chat int64, id string, wants ...strin
 	})
 }
 
-func (r *tgRig) answer(t *testing.T, qid string) telegramfake.Answer {
+func (r *tgRig) answer(t *testing.T, qid string) telegramtest.Answer {
 	t.Helper()
-	var a telegramfake.Answer
+	var a telegramtest.Answer
 	r.fake.WaitFor(t, 30*time.Second, "the answer to callback "+qid, func() bool {
 		var ok bool
 		a, ok = r.fake.AnswerTo(qid)
@@ -180,9 +180,9 @@ func (r *tgRig) answer(t *testing.T, qid string) telegramfake.Answer {
 }
 
 // replyTo waits for the bot's reply to message msg in chat.
-func (r *tgRig) replyTo(t *testing.T, chat int64, msg int) telegramfake.Message {
+func (r *tgRig) replyTo(t *testing.T, chat int64, msg int) telegramtest.Message {
 	t.Helper()
-	var out telegramfake.Message
+	var out telegramtest.Message
 	r.fake.WaitFor(t, 30*time.Second, fmt.Sprintf("the bot's reply to message %d", msg), func() bool {
 		for _, m := range r.fake.BotMessages(chat) {
 			if m.ReplyTo == msg {
@@ -450,7 +450,7 @@ func TestTelegramRestartAfterDeadlineMarksExpired(t *testing.T) {
 func TestTelegram429StormLosesNothing(t *testing.T) {
 	r := tgStart(t, "", "")
 	// Every call but getUpdates is refused with retry_after 1 for a while.
-	r.fake.Inject(telegramfake.Fault{Code: 429, RetryAfter: 1, Times: 12})
+	r.fake.Inject(telegramtest.Fault{Code: 429, RetryAfter: 1, Times: 12})
 	var ids []string
 	for i := 0; i < 3; i++ {
 		ids = append(ids, r.ask(t, "tg-storm", fmt.Sprintf("scp build-%d.tar prod:/srv", i)))
@@ -461,7 +461,7 @@ func TestTelegram429StormLosesNothing(t *testing.T) {
 		}
 		tgWant(t, r.get(t, id), "state", "pending")
 	}
-	r.fake.Inject(telegramfake.Fault{Code: 429, RetryAfter: 1, Times: 6})
+	r.fake.Inject(telegramtest.Fault{Code: 429, RetryAfter: 1, Times: 6})
 	var qids []string
 	for _, id := range ids {
 		c := r.card(t, tgOps, id)
