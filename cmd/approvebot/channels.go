@@ -29,7 +29,9 @@ func buildChannels(cfg *config.Config, log *slog.Logger) ([]gate.Channel, map[st
 		func() (gate.Channel, error) {
 			return build(cfg.Channels.Telegram, telegram.Config.ReadSecrets, telegram.New, log)
 		},
-		func() (gate.Channel, error) { return build(cfg.Channels.Slack, slack.Config.ReadSecrets, slack.New, log) },
+		func() (gate.Channel, error) {
+			return build(cfg.Channels.Slack, slack.Config.ReadSecrets, slack.New, log)
+		},
 		func() (gate.Channel, error) {
 			return build(cfg.Channels.Discord, discord.Config.ReadSecrets, discord.New, log)
 		},
