@@ -52,6 +52,8 @@ type Channel struct {
 	listen    map[string]bool
 	now       func() time.Time
 	retry     retry.Policy
+	// ackBudget is ackBudget, shorter in tests of the deferred answer.
+	ackBudget time.Duration
 
 	ops     atomic.Pointer[chatops.Ops]
 	waits   atomic.Pointer[chatops.ReasonWaits]
@@ -109,7 +111,8 @@ func New(cfg Config, secrets Secrets, logger *slog.Logger, hc *http.Client) (*Ch
 		cfg: cfg, log: logger.With("channel", Name), token: "Bot " + bare, bare: bare, now: time.Now,
 		publicKey: publicKey, approvers: chatops.NewApprovers(cfg.Approvers, cfg.ChannelApprovers),
 		guilds: set(cfg.Guilds), listen: set(cfg.Channels), appID: cfg.ApplicationID,
-		retry: retry.Policy{Base: backoffMin, Max: backoffMax, MaxAttempts: maxAttemptsNoDeadline, Pad: rateLimitPad},
+		retry:     retry.Policy{Base: backoffMin, Max: backoffMax, MaxAttempts: maxAttemptsNoDeadline, Pad: rateLimitPad},
+		ackBudget: ackBudget,
 	}
 	s, err := discordgo.New(c.token)
 	if err != nil {
@@ -270,14 +273,14 @@ func (c *Channel) Run(ctx context.Context, r gate.Resolver) error {
 	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) { c.log.Info("gateway resumed") })
 	s.AddHandler(func(_ *discordgo.Session, e *discordgo.InteractionCreate) {
 		defer c.guard("interaction")
-		if e.Interaction == nil {
+		if e.Interaction == nil || c.closed.Load() {
 			return
 		}
 		c.handleInteraction(ctx, e.Interaction, c.restResponder(e.Interaction))
 	})
 	s.AddHandler(func(_ *discordgo.Session, e *discordgo.MessageCreate) {
 		defer c.guard("message")
-		if e.Message != nil {
+		if e.Message != nil && !c.closed.Load() {
 			c.onMessage(ctx, e.Message)
 		}
 	})
@@ -301,7 +304,10 @@ func (c *Channel) Run(ctx context.Context, r gate.Resolver) error {
 	c.log.Info("gateway connected")
 	<-ctx.Done()
 	c.closed.Store(true)
-	_ = s.Close()
+	// discordgo's Close sends the close frame and then sleeps a second "for Discord to
+	// close the connection": shutdown does not sit through that. Handlers check closed,
+	// so nothing arriving meanwhile is handled after Run returned.
+	go s.Close()
 	return ctx.Err()
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/approvebot/approvebot/channels/discord/discordtest"
 	"github.com/approvebot/approvebot/core/approval"
+	"github.com/approvebot/approvebot/core/policy"
 	"github.com/approvebot/approvebot/core/render"
 	"github.com/approvebot/approvebot/internal/chattest"
 )
@@ -52,7 +53,9 @@ func newRequest(r *chattest.Resolver, chat, summary string, edit ...func(*approv
 	return r.Add(req)
 }
 
-func newHarness(t *testing.T, cfg Config) *harness {
+// newHarness runs a channel on a fresh fake with the in-memory gate; tune adjusts the
+// channel before Run.
+func newHarness(t *testing.T, cfg Config, tune ...func(*Channel)) *harness {
 	t.Helper()
 	fake := discordtest.Start(t, discordtest.Options{Token: testToken, Channels: map[string]string{cA: gA, cDM: "", cOther: gOther}})
 	if cfg.Approvers == nil {
@@ -75,6 +78,10 @@ func newHarness(t *testing.T, cfg Config) *harness {
 	ch, err := New(cfg, Secrets{Token: testToken}, logger, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	ch.retry.Base, ch.retry.Max = 10*time.Millisecond, 50*time.Millisecond
+	for _, f := range tune {
+		f(ch)
 	}
 	r := chattest.New()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -178,7 +185,7 @@ func TestCallRetriesHonoursRetryAfterAndNeverLeaksSecrets(t *testing.T) {
 		wantErr   string
 		minWait   time.Duration
 	}{
-		{"429 then ok waits retry_after", []step{{429, `{"retry_after":0.4,"global":false,"message":"You are being rate limited."}`}, {200, `{"id":"1"}`}}, 5 * time.Second, 2, "", 400 * time.Millisecond},
+		{"429 then ok waits retry_after", []step{{429, `{"retry_after":0.2,"global":false,"message":"You are being rate limited."}`}, {200, `{"id":"1"}`}}, 5 * time.Second, 2, "", 200 * time.Millisecond},
 		{"5xx then ok", []step{{502, `{}`}, {500, `{"code":0,"message":"boom"}`}, {200, `{"id":"1"}`}}, 10 * time.Second, 3, "", 0},
 		{"4xx is final", []step{{400, `{"code":50035,"message":"Invalid Form Body"}`}}, 5 * time.Second, 1, "HTTP 400 (code 50035: Invalid Form Body)", 0},
 		{"401 is final and says so", []step{{401, `{"code":0,"message":"401: Unauthorized"}`}}, 5 * time.Second, 1, "HTTP 401", 0},
@@ -204,6 +211,7 @@ func TestCallRetriesHonoursRetryAfterAndNeverLeaksSecrets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			c.retry.Base, c.retry.Max = 10*time.Millisecond, 50*time.Millisecond
 			ctx, cancel := context.WithTimeout(context.Background(), tc.timeout)
 			defer cancel()
 			start := time.Now()
@@ -246,7 +254,8 @@ func TestTransportErrorsCarryNoURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	c.retry.Base, c.retry.Max = 10*time.Millisecond, 50*time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	ep := discordgo.EndpointFollowupMessage("1100000000000000001", "interaction-token-secret-xyz")
 	_, err = c.request(ctx, "interaction followup", "POST", ep, "b", map[string]any{})
@@ -277,8 +286,8 @@ func TestPostIsIdempotentPerRequestAndChat(t *testing.T) {
 }
 
 func TestSlowDecisionIsAcknowledgedInTime(t *testing.T) {
-	h := newHarness(t, Config{})
-	h.r.SetDecideDelay(2500 * time.Millisecond) // longer than the acknowledgement budget
+	h := newHarness(t, Config{}, func(c *Channel) { c.ackBudget = 200 * time.Millisecond })
+	h.r.SetDecideDelay(500 * time.Millisecond) // longer than the acknowledgement budget
 	req, ref := h.post(cA, "make deploy")
 	in := h.fake.Press(t, cA, ref.Message, discordtest.User{ID: uApprover}, "ab1:once:"+req.ID)
 	rs := h.fake.WaitResponses(t, in, 2, 10*time.Second)
@@ -487,15 +496,17 @@ func TestPrivateMessageFitsAndIsInert(t *testing.T) {
 }
 
 func TestRunStopsAndKeepsRequestsPending(t *testing.T) {
-	h := newHarness(t, Config{})
+	window := 200 * time.Millisecond
+	h := newHarness(t, Config{DenyReasonWindow: policy.Duration{Duration: window}})
 	req, ref := h.post(cA, "make deploy")
 	in := h.fake.Press(t, cA, ref.Message, discordtest.User{ID: uApprover}, "ab1:deny:"+req.ID)
 	if rs := h.fake.WaitResponses(t, in, 1, 5*time.Second); rs[0].Type != 9 {
 		t.Fatalf("want a modal, got %+v", rs[0])
 	}
-	// Shutting down within the reason window decides nothing (the wait is dropped).
+	// Shutting down within the reason window decides nothing (the wait is dropped). Nothing
+	// will happen, so there is nothing to wait for but the window itself.
 	h.ch.waits.Load().Stop()
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(3 * window)
 	if r := h.r.Request(req.ID); r.State != approval.StatePending {
 		t.Fatalf("a stopped wait decided: %+v", r)
 	}

@@ -160,7 +160,7 @@ func (c *Channel) within(ctx context.Context, i *discordgo.Interaction, respond 
 		}()
 		done <- work(wctx)
 	}()
-	t := time.NewTimer(ackBudget)
+	t := time.NewTimer(c.ackBudget)
 	defer t.Stop()
 	select {
 	case rep := <-done:
