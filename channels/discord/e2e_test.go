@@ -245,6 +245,7 @@ func mustEphemeral(t *testing.T, r discordtest.Response, want string) {
 }
 
 func TestCardInEachChannelApproverPressAllowsAndEditsEveryCard(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	id := e.ask("s1", "rm -rf ./build")
 	a, b := e.card(chanA, id), e.card(chanB, id)
@@ -297,6 +298,7 @@ func TestCardInEachChannelApproverPressAllowsAndEditsEveryCard(t *testing.T) {
 }
 
 func TestNonApproverPressChangesNothingAndIsAudited(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	id := e.ask("s1", "terraform destroy")
 	a := e.card(chanA, id)
@@ -340,6 +342,7 @@ func TestNonApproverPressChangesNothingAndIsAudited(t *testing.T) {
 }
 
 func TestDenyModalReasonReachesAgent(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	id := e.ask("s1", "rm -rf /srv/data")
 	a := e.card(chanA, id)
@@ -369,6 +372,7 @@ func TestDenyModalReasonReachesAgent(t *testing.T) {
 }
 
 func TestDenyWithoutReasonAfterWindow(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{window: "1s"})
 	id := e.ask("s1", "dropdb prod")
 	a := e.card(chanA, id)
@@ -393,6 +397,7 @@ func TestDenyWithoutReasonAfterWindow(t *testing.T) {
 }
 
 func TestSlashCommandsFIFOAndTargeted(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	var ids []string
 	for i := range 3 {
@@ -452,6 +457,7 @@ func TestSlashCommandsFIFOAndTargeted(t *testing.T) {
 }
 
 func TestReplyToCardTargetsThatCard(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	first := e.ask("s1", "kubectl delete ns a")
 	time.Sleep(20 * time.Millisecond)
@@ -499,6 +505,7 @@ func TestReplyToCardTargetsThatCard(t *testing.T) {
 }
 
 func TestTimeoutAndCancelEditTheCard(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{server: `approval_timeout = "1s"`})
 	id := e.ask("s1", "shutdown -h now")
 	e.card(chanA, id)
@@ -526,6 +533,7 @@ func TestTimeoutAndCancelEditTheCard(t *testing.T) {
 }
 
 func TestKillAndRestartWithALiveCard(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	id := e.ask("s1", "git push --force")
 	a := e.card(chanA, id)
@@ -552,6 +560,7 @@ func TestKillAndRestartWithALiveCard(t *testing.T) {
 }
 
 func TestRestartAfterDeadlineMarksCardExpired(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{server: `approval_timeout = "2s"`})
 	id := e.ask("s1", "rm -rf ./.cache")
 	a := e.card(chanA, id)
@@ -585,6 +594,7 @@ approvers = [%q, %q]
 }
 
 func TestRateLimitStormDelaysButLosesNothing(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	e.fake.RateLimit(12, 100*time.Millisecond, "/messages")
 	var ids []string
@@ -623,6 +633,7 @@ func TestRateLimitStormDelaysButLosesNothing(t *testing.T) {
 }
 
 func TestGatewayDisconnectWhilePendingLosesNothing(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	id := e.ask("s1", "aws s3 rb s3://prod --force")
 	a := e.card(chanA, id)
@@ -650,6 +661,7 @@ func TestGatewayDisconnectWhilePendingLosesNothing(t *testing.T) {
 }
 
 func TestEveryoneMentionIsNotLive(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	id := e.ask("s1", "notify-team @everyone @here <@700000000000000001> <@&123456789012345678> [click](https://evil.example)")
 	for _, ch := range []string{chanA, chanB} {
@@ -686,6 +698,7 @@ func sign(priv ed25519.PrivateKey, ts string, body []byte) string {
 }
 
 func TestHTTPInteractionsEndpoint(t *testing.T) {
+	t.Parallel()
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)

@@ -298,6 +298,7 @@ func mustState(t *testing.T, m map[string]any, state, outcome string) {
 }
 
 func TestCardToEveryChannelAndApproverPressAllows(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{})
 	a := e.ask("rm -rf ./build-e2e-1")
 	c1, c2 := e.card(chan1, a.id), e.card(chan2, a.id)
@@ -351,6 +352,7 @@ func TestCardToEveryChannelAndApproverPressAllows(t *testing.T) {
 }
 
 func TestStrangerAndWrongTeamChangeNothing(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{})
 	a := e.ask("rm -rf ./build-e2e-2")
 	c := e.card(chan1, a.id)
@@ -416,6 +418,7 @@ func TestStrangerAndWrongTeamChangeNothing(t *testing.T) {
 }
 
 func TestDenyModalReasonReachesAgent(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{})
 	a := e.ask("rm -rf ./build-e2e-3")
 	c := e.card(chan1, a.id)
@@ -453,7 +456,8 @@ func TestDenyModalReasonReachesAgent(t *testing.T) {
 }
 
 func TestDenyWithoutReason(t *testing.T) {
-	e := start(t, setup{window: "1s"})
+	t.Parallel()
+	e := start(t, setup{window: "2s"})
 	t.Run("window passes", func(t *testing.T) {
 		a := e.ask("rm -rf ./build-e2e-4a")
 		c := e.card(chan1, a.id)
@@ -463,8 +467,8 @@ func TestDenyWithoutReason(t *testing.T) {
 		}
 		got := e.answer(a)
 		mustState(t, got, "denied", "deny")
-		if d := time.Since(start); d < time.Second {
-			t.Errorf("denied after %s, before the 1s reason window", d)
+		if d := time.Since(start); d < 2*time.Second {
+			t.Errorf("denied after %s, before the 2s reason window", d)
 		}
 		if strings.Contains(str(got, "message"), "The user said") {
 			t.Errorf("a reason appeared from nowhere: %q", str(got, "message"))
@@ -490,13 +494,14 @@ func TestDenyWithoutReason(t *testing.T) {
 			t.Fatal(err)
 		}
 		mustState(t, e.answer(a), "denied", "deny")
-		if d := time.Since(start); d > 900*time.Millisecond {
-			t.Errorf("closing the modal took %s to deny (as long as the window)", d)
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("closing the modal took %s to deny (the window's doing, not the close's)", d)
 		}
 	})
 }
 
 func TestFIFOApproveAndPending(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{})
 	var reqs []*asked
 	for i := range 3 {
@@ -541,6 +546,7 @@ func TestFIFOApproveAndPending(t *testing.T) {
 }
 
 func TestThreadReplyTargetsThatCard(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{})
 	first := e.ask("rm -rf ./thread-1")
 	e.card(chan1, first.id)
@@ -580,6 +586,7 @@ func TestThreadReplyTargetsThatCard(t *testing.T) {
 }
 
 func TestTimeoutAndCancelEditTheCard(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{server: `approval_timeout = "2s"`})
 	a := e.ask("rm -rf ./timeout")
 	c := e.card(chan1, a.id)
@@ -618,6 +625,7 @@ func TestTimeoutAndCancelEditTheCard(t *testing.T) {
 }
 
 func TestKillAndRestartWithLiveCard(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{server: `approval_timeout = "30s"`})
 	a := e.ask("rm -rf ./restart-live")
 	c := e.card(chan1, a.id)
@@ -665,6 +673,7 @@ func TestKillAndRestartWithLiveCard(t *testing.T) {
 }
 
 func TestKillAndRestartAfterDeadline(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{server: `approval_timeout = "2s"`})
 	a := e.ask("rm -rf ./restart-expired")
 	c := e.card(chan1, a.id)
@@ -687,6 +696,7 @@ func TestKillAndRestartAfterDeadline(t *testing.T) {
 }
 
 func TestSocketReconnectLosesNothing(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{})
 	a := e.ask("rm -rf ./reconnect-1")
 	c := e.card(chan1, a.id)
@@ -715,6 +725,7 @@ func TestSocketReconnectLosesNothing(t *testing.T) {
 }
 
 func TestRateLimitStormLosesNothing(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{})
 	// Every Web API call is rate limited for a while: posts, edits and answers all wait
 	// Retry-After and go through.
@@ -752,6 +763,7 @@ func TestRateLimitStormLosesNothing(t *testing.T) {
 }
 
 func TestHTTPModeSignedPressAndForgedOrStaleRejected(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{mode: "http"})
 	a := e.ask("rm -rf ./http-mode")
 	c := e.card(chan1, a.id)
@@ -839,6 +851,7 @@ func TestHTTPModeSignedPressAndForgedOrStaleRejected(t *testing.T) {
 }
 
 func TestFatalAuthErrorStopsTheChannelLoudly(t *testing.T) {
+	t.Parallel()
 	fake, err := slacktest.New(slacktest.Options{BotToken: botToken, AppToken: appToken, TeamID: team, Channels: []string{chan1}})
 	if err != nil {
 		t.Fatal(err)
@@ -861,9 +874,9 @@ func TestFatalAuthErrorStopsTheChannelLoudly(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if !strings.Contains(s.Logs(), "slack channel stopped") {
-		t.Fatalf("no loud stop in the logs; health %v\n%s", h, s.Logs())
-	}
+	testserver.Eventually(t, 10*time.Second, "a loud stop in the logs (health "+fmt.Sprint(h)+")", func() bool {
+		return strings.Contains(s.Logs(), "slack channel stopped")
+	})
 	var opens int
 	fake.Do(func(st *slacktest.State) { opens = len(st.Calls("apps.connections.open")) })
 	time.Sleep(1500 * time.Millisecond)
@@ -886,6 +899,7 @@ func TestFatalAuthErrorStopsTheChannelLoudly(t *testing.T) {
 }
 
 func TestStartupFailsClearlyWithoutTokens(t *testing.T) {
+	t.Parallel()
 	fake, err := slacktest.New(slacktest.Options{BotToken: botToken, AppToken: appToken, TeamID: team, Channels: []string{chan1}})
 	if err != nil {
 		t.Fatal(err)
@@ -934,6 +948,7 @@ func runServe(t *testing.T, channels string, env []string) string {
 }
 
 func TestDetailsPressShowsTheWholeActionPrivately(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{})
 	long := "rm -rf ./" + strings.Repeat("segment-", 40) + "THE-END"
 	a := e.askMatching(long, long[:60])
