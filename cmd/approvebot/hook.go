@@ -211,6 +211,7 @@ func claudeAsk(tool string, input map[string]any) (client.Ask, error) {
 	case "Bash":
 		cmd, ok := input["command"].(string)
 		if !ok || strings.TrimSpace(cmd) == "" {
+			//lint:ignore ST1005 the message starts with the tool's name, shown to the model as is
 			return client.Ask{}, errors.New("Bash call without a command string")
 		}
 		a.Args = map[string]any{"command": cmd}
