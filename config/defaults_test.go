@@ -34,7 +34,7 @@ type documented struct {
 // [log] and each channel's (the [policy] keys belong to core/policy).
 func sectionsUnderTest(t *testing.T) []struct {
 	name, dir, typ string
-	value      any
+	value          any
 } {
 	c, err := Parse(nil, "")
 	if err != nil {
@@ -48,7 +48,7 @@ func sectionsUnderTest(t *testing.T) []struct {
 	dc.Defaults()
 	return []struct {
 		name, dir, typ string
-		value      any
+		value          any
 	}{
 		{"server", ".", "Server", c.Server},
 		{"log", ".", "Log", c.Log},
