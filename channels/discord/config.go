@@ -11,6 +11,7 @@ import (
 
 	"github.com/approvebot/approvebot/core/chatops"
 	"github.com/approvebot/approvebot/core/policy"
+	"github.com/approvebot/approvebot/internal/section"
 )
 
 // Config is [channels.discord]. Each default and limit is the named constant beside its
@@ -76,18 +77,10 @@ const key = "channels." + Name
 
 // Defaults fills every field left empty with its default.
 func (c *Config) Defaults() {
-	if c.TokenEnv == "" {
-		c.TokenEnv = DefaultTokenEnv
-	}
-	if c.Mode == "" {
-		c.Mode = DefaultMode
-	}
-	if c.HTTPPath == "" {
-		c.HTTPPath = DefaultHTTPPath
-	}
-	if c.DenyReasonWindow.Duration == 0 {
-		c.DenyReasonWindow.Duration = DefaultDenyReasonWindow
-	}
+	section.Default(&c.TokenEnv, DefaultTokenEnv)
+	section.Default(&c.Mode, DefaultMode)
+	section.Default(&c.HTTPPath, DefaultHTTPPath)
+	section.Default(&c.DenyReasonWindow, policy.Duration{Duration: DefaultDenyReasonWindow})
 	if c.MessageContent == nil {
 		on := DefaultMessageContent
 		c.MessageContent = &on
@@ -185,6 +178,12 @@ func (c Config) ReadSecrets(getenv func(string) string) (Secrets, error) {
 		return s, fmt.Errorf("%s: the bot token environment variable %s is not set", key, c.TokenEnv)
 	}
 	return s, nil
+}
+
+// checkSecrets checks the token's shape.
+func (Config) checkSecrets(s Secrets) error {
+	_, err := s.bare()
+	return err
 }
 
 // bare is the token without its "Bot " prefix.

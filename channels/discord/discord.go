@@ -28,6 +28,7 @@ import (
 	"github.com/approvebot/approvebot/core/gate"
 	"github.com/approvebot/approvebot/core/render"
 	"github.com/approvebot/approvebot/internal/retry"
+	"github.com/approvebot/approvebot/internal/section"
 )
 
 // Name is the channel's config name.
@@ -94,14 +95,11 @@ const (
 // secrets, a logger (nil discards) and the HTTP client whose transport and timeout REST
 // calls use (nil: defaults). It builds the discordgo session but connects nothing: Run does.
 func New(cfg Config, secrets Secrets, logger *slog.Logger, hc *http.Client) (*Channel, error) {
-	cfg.Defaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	bare, err := secrets.bare()
+	cfg, err := section.Ready(cfg, secrets, Config.checkSecrets)
 	if err != nil {
 		return nil, err
 	}
+	bare, _ := secrets.bare()
 	publicKey, _ := cfg.publicKey()
 	apiURL, _ := cfg.apiURL()
 	if logger == nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/core/chatops"
+	"github.com/approvebot/approvebot/internal/inbound"
 )
 
 const (
@@ -38,19 +38,11 @@ func (c *Channel) HTTPHandler() (string, http.Handler) {
 }
 
 func (c *Channel) serveInteraction(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	if !inbound.Post(w, r) {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxInteractionBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "bad body", http.StatusBadRequest)
+	body, ok := inbound.Body(w, r, MaxInteractionBody)
+	if !ok {
 		return
 	}
 	if !c.verify(r.Header, body) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/approvebot/approvebot/core/chatops"
 	"github.com/approvebot/approvebot/core/policy"
+	"github.com/approvebot/approvebot/internal/section"
 )
 
 // Config is [channels.slack]. Each default and limit is the named constant beside its
@@ -84,27 +85,13 @@ var (
 
 // Defaults fills every field left empty with its default.
 func (c *Config) Defaults() {
-	if c.BotTokenEnv == "" {
-		c.BotTokenEnv = DefaultBotTokenEnv
-	}
-	if c.AppTokenEnv == "" {
-		c.AppTokenEnv = DefaultAppTokenEnv
-	}
-	if c.SigningSecretEnv == "" {
-		c.SigningSecretEnv = DefaultSigningSecretEnv
-	}
-	if c.Mode == "" {
-		c.Mode = DefaultMode
-	}
-	if c.HTTPPath == "" {
-		c.HTTPPath = DefaultHTTPPath
-	}
-	if c.DenyReasonWindow.Duration == 0 {
-		c.DenyReasonWindow.Duration = DefaultDenyReasonWindow
-	}
-	if c.SlashCommand == "" {
-		c.SlashCommand = DefaultSlashCommand
-	}
+	section.Default(&c.BotTokenEnv, DefaultBotTokenEnv)
+	section.Default(&c.AppTokenEnv, DefaultAppTokenEnv)
+	section.Default(&c.SigningSecretEnv, DefaultSigningSecretEnv)
+	section.Default(&c.Mode, DefaultMode)
+	section.Default(&c.HTTPPath, DefaultHTTPPath)
+	section.Default(&c.DenyReasonWindow, policy.Duration{Duration: DefaultDenyReasonWindow})
+	section.Default(&c.SlashCommand, DefaultSlashCommand)
 }
 
 // Validate checks every value of a section with its defaults applied; errors name the key.
@@ -211,7 +198,9 @@ func (c Config) ReadSecrets(getenv func(string) string) (Secrets, error) {
 	return s, nil
 }
 
-func (s Secrets) check(mode string) error {
+// checkSecrets checks the secrets' shape for the section's mode.
+func (c Config) checkSecrets(s Secrets) error {
+	mode := c.Mode
 	if !strings.HasPrefix(s.BotToken, "xoxb-") {
 		return errors.New(key + ": the bot token must be a bot token (xoxb-…)")
 	}

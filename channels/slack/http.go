@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/core/chatops"
+	"github.com/approvebot/approvebot/internal/inbound"
 )
 
 // replayWindow is how long a signed request stays valid (Slack's own rule, enforced by
@@ -26,19 +26,11 @@ const replayWindow = 5 * time.Minute
 // verifies the signing secret before reading anything, answers 401 (and audits) a bad or
 // stale signature, and answers 200 at once, doing the work afterwards.
 func (c *Channel) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	if !inbound.Post(w, r) {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, c.maxBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "bad request", http.StatusBadRequest)
+	body, ok := inbound.Body(w, r, c.maxBody)
+	if !ok {
 		return
 	}
 	if err := c.verify(r.Header, body); err != nil {

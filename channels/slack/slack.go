@@ -25,6 +25,7 @@ import (
 	"github.com/approvebot/approvebot/core/gate"
 	"github.com/approvebot/approvebot/core/render"
 	"github.com/approvebot/approvebot/internal/retry"
+	"github.com/approvebot/approvebot/internal/section"
 )
 
 // Name is the channel's config name.
@@ -90,11 +91,8 @@ type approverID struct{ team, user string }
 // secrets, a logger (nil discards) and the HTTP client for every Web API call (nil: one
 // with a 30 s timeout). It dials nothing: Run connects.
 func New(cfg Config, secrets Secrets, logger *slog.Logger, hc *http.Client) (*Channel, error) {
-	cfg.Defaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	if err := secrets.check(cfg.Mode); err != nil {
+	cfg, err := section.Ready(cfg, secrets, Config.checkSecrets)
+	if err != nil {
 		return nil, err
 	}
 	u, err := cfg.apiURL()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/approvebot/approvebot/core/chatops"
 	"github.com/approvebot/approvebot/core/policy"
+	"github.com/approvebot/approvebot/internal/section"
 )
 
 // Config is [channels.telegram]. Each default and limit is the named constant beside its
@@ -73,21 +74,11 @@ const key = "channels." + Name
 
 // Defaults fills every field left empty with its default.
 func (c *Config) Defaults() {
-	if c.TokenEnv == "" {
-		c.TokenEnv = DefaultTokenEnv
-	}
-	if c.Mode == "" {
-		c.Mode = DefaultMode
-	}
-	if c.WebhookPath == "" {
-		c.WebhookPath = DefaultWebhookPath
-	}
-	if c.DenyReasonWindow.Duration == 0 {
-		c.DenyReasonWindow.Duration = DefaultDenyReasonWindow
-	}
-	if c.PollTimeout.Duration == 0 {
-		c.PollTimeout.Duration = DefaultPollTimeout
-	}
+	section.Default(&c.TokenEnv, DefaultTokenEnv)
+	section.Default(&c.Mode, DefaultMode)
+	section.Default(&c.WebhookPath, DefaultWebhookPath)
+	section.Default(&c.DenyReasonWindow, policy.Duration{Duration: DefaultDenyReasonWindow})
+	section.Default(&c.PollTimeout, policy.Duration{Duration: DefaultPollTimeout})
 }
 
 // Validate checks every value of a section with its defaults applied; errors name the key.
@@ -155,7 +146,9 @@ func (c Config) ReadSecrets(getenv func(string) string) (Secrets, error) {
 	return s, nil
 }
 
-func (s Secrets) check(mode string) error {
+// checkSecrets checks the secrets' shape for the section's mode.
+func (c Config) checkSecrets(s Secrets) error {
+	mode := c.Mode
 	if strings.TrimSpace(s.Token) == "" {
 		return fmt.Errorf("%s: the bot token is empty", key)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/approvebot/approvebot/core/gate"
 	"github.com/approvebot/approvebot/core/render"
 	"github.com/approvebot/approvebot/internal/retry"
+	"github.com/approvebot/approvebot/internal/section"
 )
 
 // Name is the channel's config name.
@@ -79,11 +80,8 @@ var (
 // secrets, a logger (nil discards) and the HTTP client for every API call (nil: one with
 // timeouts that fit the long poll). It does not contact Telegram: Run does.
 func New(cfg Config, secrets Secrets, logger *slog.Logger, hc *http.Client) (*Channel, error) {
-	cfg.Defaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	if err := secrets.check(cfg.Mode); err != nil {
+	cfg, err := section.Ready(cfg, secrets, Config.checkSecrets)
+	if err != nil {
 		return nil, err
 	}
 	apiURL := strings.TrimRight(cfg.APIURL, "/")

@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"html"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -19,6 +17,7 @@ import (
 	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/core/chatops"
 	"github.com/approvebot/approvebot/core/render"
+	"github.com/approvebot/approvebot/internal/inbound"
 )
 
 // Private answers that only Telegram needs.
@@ -419,9 +418,7 @@ func (c *Channel) HTTPHandler() (string, http.Handler) {
 func (c *Channel) webhookHandler() http.Handler {
 	want := sha256.Sum256([]byte(c.secret))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		if !inbound.Post(w, r) {
 			return
 		}
 		got := sha256.Sum256([]byte(r.Header.Get("X-Telegram-Bot-Api-Secret-Token")))
@@ -430,14 +427,8 @@ func (c *Channel) webhookHandler() http.Handler {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
-		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				http.Error(w, "update too large", http.StatusRequestEntityTooLarge)
-				return
-			}
-			http.Error(w, "bad body", http.StatusBadRequest)
+		body, ok := inbound.Body(w, r, maxWebhookBody)
+		if !ok {
 			return
 		}
 		ops, _ := c.current()
