@@ -25,6 +25,7 @@ import (
 	"github.com/approvebot/approvebot/core/render"
 	"github.com/approvebot/approvebot/internal/chattest"
 	"github.com/approvebot/approvebot/internal/retry"
+	"github.com/approvebot/approvebot/internal/testserver"
 )
 
 const (
@@ -373,9 +374,7 @@ func TestHTTPVerification(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- c.Run(runCtx, r) }()
 	defer func() { cancel(); <-done }()
-	for c.state.Load() == nil {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testserver.Eventually(t, 10*time.Second, "Run to start", func() bool { return c.state.Load() != nil })
 	for _, tc := range []struct {
 		name string
 		req  func() *http.Request
@@ -429,7 +428,9 @@ func TestHTTPVerification(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no answer to the slash command:\n%s", logs)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// The one answer is there; a second would have come through the same handler, which
+	// has finished once the worker pool is idle again.
+	testserver.Eventually(t, 10*time.Second, "the handlers to finish", func() bool { return len(c.sem) == 0 })
 	f.Do(func(st *slacktest.State) {
 		if e := st.Ephemerals(""); len(e) != 1 || e[0].Via != "response_url" || e[0].Text != chatops.TextNoPending {
 			t.Errorf("answers %+v", e)
