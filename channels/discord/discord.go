@@ -304,7 +304,12 @@ func (c *Channel) Run(ctx context.Context, r gate.Resolver) error {
 	c.closed.Store(true)
 	// discordgo's Close sends the close frame and then sleeps a second "for Discord to
 	// close the connection": shutdown does not sit through that. Handlers check closed,
-	// so nothing arriving meanwhile is handled after Run returned.
+	// so nothing arriving meanwhile is handled after Run returned; and should the
+	// connection drop before Close has it, discordgo must not reconnect (the session's
+	// own lock orders this write before its reconnect's read).
+	s.Lock()
+	s.ShouldReconnectOnError = false
+	s.Unlock()
 	go s.Close()
 	return ctx.Err()
 }

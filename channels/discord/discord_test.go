@@ -5,7 +5,6 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -369,17 +368,6 @@ func TestDetailsButtonAnswersPrivately(t *testing.T) {
 	}
 }
 
-func TestHealthFollowsTheGateway(t *testing.T) {
-	h := newHarness(t, Config{})
-	h.fake.Wait(t, 5*time.Second, "a healthy channel", func() bool { return h.ch.Health().OK })
-	// Discord goes away for good: the channel reports it.
-	h.fake.Close()
-	h.fake.Wait(t, 10*time.Second, "the client to notice", func() bool { return !h.ch.Health().OK })
-	if hl := h.ch.Health(); hl.Detail != "gateway not connected" {
-		t.Fatalf("health = %+v", hl)
-	}
-}
-
 func TestVerifySignature(t *testing.T) {
 	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
 	now := time.Unix(1_800_000_000, 0)
@@ -510,44 +498,4 @@ func TestRunStopsAndKeepsRequestsPending(t *testing.T) {
 	if r := h.r.Request(req.ID); r.State != approval.StatePending {
 		t.Fatalf("a stopped wait decided: %+v", r)
 	}
-}
-
-func TestDisallowedIntentIsExplained(t *testing.T) {
-	fake := discordtest.Start(t, discordtest.Options{Token: testToken, NoMessageContent: true, Channels: map[string]string{cA: gA}})
-	var logs strings.Builder
-	var lmu sync.Mutex
-	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
-		lmu.Lock()
-		defer lmu.Unlock()
-		return logs.Write(p)
-	}), nil))
-	ch, err := New(Config{Approvers: []string{uApprover}, Channels: []string{cA}, APIURL: fake.URL}, Secrets{Token: testToken}, logger, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ch.Run(ctx, chattest.New()) }()
-	fake.Wait(t, 10*time.Second, "the hint in the logs", func() bool {
-		lmu.Lock()
-		defer lmu.Unlock()
-		return strings.Contains(logs.String(), "message_content = false")
-	})
-	if h := ch.Health(); h.OK {
-		t.Fatalf("health = %+v", h)
-	}
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("Run returned %v", err)
-	}
-	// With message_content = false the same bot connects.
-	off := false
-	ch2, err := New(Config{Approvers: []string{uApprover}, Channels: []string{cA}, APIURL: fake.URL, MessageContent: &off}, Secrets{Token: testToken}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx2, cancel2 := context.WithCancel(context.Background())
-	defer cancel2()
-	go ch2.Run(ctx2, chattest.New())
-	fake.Wait(t, 10*time.Second, "a connection without the intent", fake.Connected)
 }

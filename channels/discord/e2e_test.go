@@ -771,3 +771,43 @@ func TestHTTPInteractionsEndpoint(t *testing.T) {
 	}
 	e.waitResolved(id, "Allowed once")
 }
+
+// healthOf is the discord entry of /healthz.
+func healthOf(t *testing.T, s *testserver.Server) map[string]any {
+	t.Helper()
+	_, h := s.JSON(t, "GET", "/healthz", "", nil)
+	ch, _ := h["channels"].(map[string]any)["discord"].(map[string]any)
+	return ch
+}
+
+// Connection losses run in the binary: discordgo races with itself (a heartbeat's log
+// call against its reconnect), which the race detector would pin on a test process.
+func TestHealthFollowsTheGateway(t *testing.T) {
+	t.Parallel()
+	e := startEnv(t, envOpts{})
+	testserver.Eventually(t, 10*time.Second, "a healthy channel", func() bool { return healthOf(t, e.srv)["ok"] == true })
+	// Discord goes away for good: the channel reports it.
+	e.fake.Close()
+	testserver.Eventually(t, 20*time.Second, "the channel to notice", func() bool {
+		h := healthOf(t, e.srv)
+		return h["ok"] == false && h["detail"] == "gateway not connected"
+	})
+}
+
+func TestDisallowedIntentIsExplained(t *testing.T) {
+	t.Parallel()
+	fake := discordtest.Start(t, discordtest.Options{Token: botToken, NoMessageContent: true, Channels: map[string]string{chanA: guild}})
+	env := []string{"TEST_DISCORD_TOKEN=" + botToken}
+	s := testserver.Start(t, testserver.Options{Config: configFor(fake, ""), Env: env})
+	testserver.Eventually(t, 20*time.Second, "the hint in the logs", func() bool {
+		return strings.Contains(s.Logs(), "message_content = false")
+	})
+	if h := healthOf(t, s); h["ok"] != false {
+		t.Fatalf("health = %v", h)
+	}
+	s.Kill()
+	// With message_content = false the same bot connects.
+	s2 := testserver.Start(t, testserver.Options{Config: configFor(fake, "message_content = false"), Env: env})
+	fake.Wait(t, 20*time.Second, "a connection without the intent", fake.Connected)
+	testserver.Eventually(t, 10*time.Second, "a healthy channel", func() bool { return healthOf(t, s2)["ok"] == true })
+}
