@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -348,4 +350,18 @@ func Integration(tb testing.TB, needs string) {
 	if os.Getenv("APPROVEBOT_INTEGRATION") != "1" {
 		tb.Skipf("integration test (needs %s): set APPROVEBOT_INTEGRATION=1 to run it", needs)
 	}
+}
+
+// Main runs an end-to-end test binary. These tests wait on server processes and fakes far
+// more than they compute, so unless -parallel is given, Main lets four of them (at least
+// GOMAXPROCS) run at once instead of testing's default of GOMAXPROCS. Call it from
+// TestMain: func TestMain(m *testing.M) { testserver.Main(m) }.
+func Main(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
+	}
+	os.Exit(m.Run())
 }

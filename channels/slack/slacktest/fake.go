@@ -1076,14 +1076,20 @@ func (s *Server) deliverSocket(ctx context.Context, typ string, payload any) (js
 	if err != nil {
 		return nil, err
 	}
+	var failed *wsConn // the connection the last attempt died on
 	for attempt := 0; attempt < 4; attempt++ {
 		var c *wsConn
 		err := s.Wait(ctx, func(st *State) bool {
-			if len(st.s.conns) > 0 {
-				c = st.s.conns[len(st.s.conns)-1]
-				return true
+			if len(st.s.conns) == 0 {
+				return false
 			}
-			return false
+			c = st.s.conns[len(st.s.conns)-1]
+			select {
+			case <-c.done:
+				return false // dropped, not yet forgotten: wait for the client's next one
+			default:
+			}
+			return c != failed
 		})
 		if err != nil {
 			return nil, fmt.Errorf("slacktest: no Socket Mode connection: %w", err)
@@ -1100,6 +1106,7 @@ func (s *Server) deliverSocket(ctx context.Context, typ string, payload any) (js
 		start := time.Now()
 		if err := c.write(env); err != nil {
 			s.forgetAck(envID)
+			failed = c
 			continue
 		}
 		t := time.NewTimer(AckTimeout)
@@ -1113,6 +1120,7 @@ func (s *Server) deliverSocket(ctx context.Context, typ string, payload any) (js
 		case <-c.done:
 			t.Stop()
 			s.forgetAck(envID)
+			failed = c
 			continue
 		case <-t.C:
 			s.forgetAck(envID)
