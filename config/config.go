@@ -1,7 +1,9 @@
 // Package config reads approvebot's TOML configuration: strictly (an unknown key or a bad
 // value is an error naming the key and line), with defaults for everything left out, and
-// validation before anything starts. Secrets are never in the file: it names environment
-// variables (token_env and friends) and Secrets reads them.
+// validation before anything starts. [server] and [log] are declared here; [policy] is
+// core/policy's Config and each [channels.<name>] that channel's Config, embedded as they
+// are. Secrets are never in the file: it names environment variables (token_env and
+// friends) and Secret and the channels' ReadSecrets read them.
 package config
 
 import (
