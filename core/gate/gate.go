@@ -283,11 +283,16 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	if g.isClosed() {
 		return approval.Request{}, ErrClosed
 	}
+	_, isShellTool := g.engine.Command(a.Tool, a.Args)
+	fp, err := CallFingerprint(a.Tool, a.Args, a.CanonicalArgs, a.Cwd, isShellTool)
+	if err != nil {
+		return approval.Request{}, invalid("args: %v", err)
+	}
 	now := g.now().UTC()
 	rec := approval.Request{
 		ID: NewID(), State: approval.StatePending, CreatedAt: now, Tool: a.Tool, Session: a.Session,
 		ParentSession: a.ParentSession, Agent: caller.Name, Cwd: a.Cwd, AgentReason: a.Reason,
-		Fingerprint: Fingerprint(a.Tool, a.CanonicalArgs, a.Cwd),
+		Fingerprint: fp,
 	}
 	look, err := g.store.Lookup(ctx, a.Session, rec.Fingerprint)
 	if err != nil {
