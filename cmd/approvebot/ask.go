@@ -134,7 +134,7 @@ func (af *agentFlags) ask(ctx context.Context, a client.Ask) client.Result {
 		a.Session = defaultSession()
 	}
 	a.Unattended = af.unattended
-	a.Tier = af.tier
+	a.Tier = stricterTier(a.Tier, af.tier)
 	c, err := af.getClient()
 	if err != nil {
 		return client.Result{Verdict: client.VerdictError, Err: err, Message: client.FailureMessage(err)}
@@ -145,6 +145,22 @@ func (af *agentFlags) ask(ctx context.Context, a client.Ask) client.Result {
 		defer cancel()
 	}
 	return c.Ask(ctx, a)
+}
+
+// stricterTier is the stricter of two exec tiers ("" is no tier): ask > auto > full.
+func stricterTier(a, b string) string {
+	rank := map[string]int{"": 0, "full": 1, "auto": 2, "ask": 3}
+	ra, oka := rank[a]
+	rb, okb := rank[b]
+	switch {
+	case !oka:
+		return a // an unknown tier is the server's to refuse
+	case !okb:
+		return b
+	case ra >= rb:
+		return a
+	}
+	return b
 }
 
 func defaultSession() string {
