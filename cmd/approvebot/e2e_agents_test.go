@@ -415,4 +415,3 @@ func mustGetTool(t *testing.T, s *testserver.Server, id string) string {
 	}
 	return fmt.Sprint(m["tool"])
 }
-
