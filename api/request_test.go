@@ -138,3 +138,24 @@ func TestRequestObjectExplicit(t *testing.T) {
 		explicit(t, v, false)
 	})
 }
+
+// The request object carries cwd and agent_reason (the API's "reason"), masked, and always
+// present.
+func TestRequestObjectCwdAndAgentReason(t *testing.T) {
+	s := newTestServer(t, policy.Config{})
+	_, v := s.call(t, testAgent, "POST", "/v1/requests", `{"tool":"deploy","args":{},"session":"s","tier":"ask","cwd":"/srv/app","reason":"release, password=hunter2hunter2"}`)
+	if v["cwd"] != "/srv/app" || v["agent_reason"] != "release, password=[masked]" {
+		t.Fatalf("%v", v)
+	}
+	_, v = s.call(t, testOperator, "GET", "/v1/requests?state=pending", "")
+	list := v["requests"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["cwd"] != "/srv/app" {
+		t.Fatalf("%v", v)
+	}
+	_, v = s.call(t, testAgent, "POST", "/v1/requests", `{"tool":"read","args":{},"session":"s","facts":{"read_only":true}}`)
+	for _, k := range []string{"cwd", "agent_reason"} {
+		if got, ok := v[k]; !ok || got != "" {
+			t.Fatalf("%s = %v (present %v)", k, got, ok)
+		}
+	}
+}

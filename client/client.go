@@ -163,6 +163,10 @@ type Request struct {
 	Session     string    `json:"session,omitempty"`
 	Agent       string    `json:"agent,omitempty"`
 	Rule        string    `json:"rule,omitempty"`
+	// Cwd and AgentReason are the request's directory and the agent's stated reason, as
+	// the server shows them (masked).
+	Cwd         string `json:"cwd,omitempty"`
+	AgentReason string `json:"agent_reason,omitempty"`
 }
 
 // Request states.

@@ -160,6 +160,7 @@ const (
 	EventSession      = "session"
 	EventAllowlist    = "allowlist"
 	EventChannel      = "channel"
+	EventMigration    = "migration"
 )
 
 // Resolution is a decision as the store applies it: the new state of a pending request.
