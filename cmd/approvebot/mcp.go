@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,18 +32,12 @@ const mcpInputSchema = `{
 }`
 
 func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: approvebot mcp [flags]")
-		fmt.Fprintln(stderr, "A stdio MCP server with one tool, approval_prompt, for claude --permission-prompt-tool.")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("mcp", "mcp [flags]   (JSON-RPC on stdin and stdout; claude --permission-prompt-tool mcp__approvebot__approval_prompt)", stderr)
 	var af agentFlags
 	af.register(fs, "session (default $"+client.EnvSession+", else Claude Code's $"+envClaudeSession+", else one generated for this process)")
 	cwd := fs.String("cwd", "", "working directory reported with each call (default: this directory)")
 	if err := fs.Parse(args); err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if fs.NArg() > 0 {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("unexpected arguments: %q", fs.Args())}
