@@ -277,4 +277,3 @@ func agRunFull(t *testing.T, env []string, args ...string) (string, string, int)
 	out, code := p.wait(t)
 	return out, p.stderr.String(), code
 }
-
