@@ -93,7 +93,16 @@ func (s *Server) hookReply(w http.ResponseWriter, r *http.Request, adapter hooks
 // hookAsker asks the gate directly and waits for the decision.
 func (s *Server) hookAsker(c caller, unattended bool) hooks.Asker {
 	return func(ctx context.Context, a hooks.Ask) hooks.Outcome {
-		ask := gate.Ask{Tool: a.Tool, Args: a.Args, Session: a.Session, Cwd: a.Cwd, Reason: a.Reason, Tier: a.Tier, Unattended: unattended}
+		// The arguments pass the same JSON rules as POST /v1/requests, also those that an
+		// agent sent inside a string (Cursor's MCP tool_input).
+		canonical, err := gate.Canonical(a.Args)
+		if err != nil {
+			return hooks.Outcome{Message: hooks.FailureMessage(fmt.Errorf("args: %w", err))}
+		}
+		if e := checkJSON(canonical); e != nil {
+			return hooks.Outcome{Message: hooks.FailureMessage(errors.New(e.Message))}
+		}
+		ask := gate.Ask{Tool: a.Tool, Args: a.Args, CanonicalArgs: canonical, Session: a.Session, Cwd: a.Cwd, Reason: a.Reason, Tier: a.Tier, Unattended: unattended}
 		if a.Facts != nil {
 			ask.Facts = approval.Facts{ReadOnly: a.Facts.ReadOnly, Idempotent: a.Facts.Idempotent, Destructive: a.Facts.Destructive}
 		}

@@ -257,6 +257,8 @@ func TestHookEndpointOtherAgents(t *testing.T) {
 		{"gemini", "tier default", `{"session_id":"g1","cwd":"/r","hook_event_name":"BeforeTool","tool_name":"write_file","tool_input":{"file_path":"/r/x","content":"y"}}`, ``},
 		{"cursor", "floor", `{"conversation_id":"u1","hook_event_name":"beforeShellExecution","command":"mkfs.ext4 /dev/sda","cwd":"/r"}`, `{"permission":"deny","user_message":"Refused by the hardline floor (floor.block_device_format)`},
 		{"cursor", "tier default is Cursor's ask", `{"conversation_id":"u1","hook_event_name":"beforeMCPExecution","tool_name":"add_note","tool_input":"{\"text\":\"x\"}","url":"http://localhost:1"}`, `{"permission":"ask"}`},
+		{"cursor", "keys in a string that differ only in case", `{"conversation_id":"u1","hook_event_name":"beforeMCPExecution","tool_name":"run","tool_input":"{\"command\":\"ls\",\"Command\":\"rm -rf ~\"}"}`,
+			`{"permission":"deny","user_message":"Refused: approvebot could not decide on this call (JSON object keys \"Command\" and \"command\" differ only in case)`},
 		{"cursor", "no token", `{"conversation_id":"u1","hook_event_name":"beforeShellExecution","command":"ls","cwd":"/r"}`, `{"permission":"deny","user_message":"Refused: approvebot could not decide on this call (missing or invalid bearer token)`},
 	}
 	for _, c := range cases {

@@ -255,6 +255,7 @@ func TestMalformedInputIsRefusedInTheAgentsFormat(t *testing.T) {
 		{"cursor", "garbage", "[]", "hook input is not a JSON object: not a JSON object", `"permission":"deny"`},
 		{"cursor", "shell without command", `{"conversation_id":"x","hook_event_name":"beforeShellExecution","command":"  "}`, "beforeShellExecution without a command", `"permission":"deny"`},
 		{"cursor", "mcp input not an object", `{"conversation_id":"x","hook_event_name":"beforeMCPExecution","tool_name":"q","tool_input":"[1]"}`, "tool_input is not a JSON object: not a JSON object", `"permission":"deny"`},
+		{"cursor", "mcp input string with duplicate keys", `{"conversation_id":"x","hook_event_name":"beforeMCPExecution","tool_name":"q","tool_input":"{\"a\":1,\"a\":2}"}`, `tool_input is not a JSON object: duplicate key "a"`, `"permission":"deny"`},
 		{"cursor", "mcp input shadows the server", `{"conversation_id":"x","hook_event_name":"beforeMCPExecution","tool_name":"q","tool_input":{"__mcp_server":"trusted"},"url":"http://evil"}`, "tool_input has an argument named __mcp_server", `"permission":"deny"`},
 		{"cursor", "beforeReadFile", `{"conversation_id":"x","hook_event_name":"beforeReadFile","file_path":"/etc/passwd"}`, `hook event "beforeReadFile": approvebot answers beforeShellExecution and beforeMCPExecution`, `"permission":"deny"`},
 	}
