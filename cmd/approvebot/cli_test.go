@@ -277,3 +277,59 @@ func agRunFull(t *testing.T, env []string, args ...string) (string, string, int)
 	out, code := p.wait(t)
 	return out, p.stderr.String(), code
 }
+
+// On a first start without [[agents]] the server prints its two generated tokens as the
+// variables the CLI reads; the commands it prints work as printed.
+func TestFirstStartPrintsWorkingCommands(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "approvebot.toml")
+	if err := os.WriteFile(cfg, []byte("[server]\nlisten = \"127.0.0.1:0\"\ndata = \""+filepath.Join(dir, "approvebot.db")+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(testserver.Binary(t), "serve", "-config", cfg)
+	cmd.Dir = dir
+	cmd.Env = agEnv("", "")
+	var stdout agLockedBuffer
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if _, a, ok := strings.Cut(sc.Text(), "addr="); ok && strings.Contains(sc.Text(), "approvebot listening") {
+				addr <- strings.Fields(a)[0]
+			}
+		}
+	}()
+	var url string
+	select {
+	case a := <-addr:
+		url = "http://" + a
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no listening line; stdout %q", stdout.String())
+	}
+	exports := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^  export (APPROVEBOT_[A-Z_]+)=(\S+)$`).FindAllStringSubmatch(stdout.String(), -1) {
+		exports[m[1]] = m[2]
+	}
+	if !strings.HasPrefix(exports["APPROVEBOT_TOKEN"], "abt_agent_") || !strings.HasPrefix(exports["APPROVEBOT_OPERATOR_TOKEN"], "abt_op_") {
+		t.Fatalf("first-start hint:\n%s", stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "  approvebot pending -token-env APPROVEBOT_OPERATOR_TOKEN\n") {
+		t.Fatalf("the hint does not show the operator command:\n%s", stdout.String())
+	}
+	env := append(agEnv(url, exports["APPROVEBOT_TOKEN"]), "APPROVEBOT_OPERATOR_TOKEN="+exports["APPROVEBOT_OPERATOR_TOKEN"])
+	if out, errOut, code := agRunFull(t, env, "ask", "-session", "demo", "--", "ls -la"); code != 0 {
+		t.Fatalf("ask with the printed token: exit %d %q %q", code, out, errOut)
+	}
+	if out, errOut, code := agRunFull(t, env, "pending", "-token-env", "APPROVEBOT_OPERATOR_TOKEN"); code != 0 || !strings.Contains(out, "no pending requests") {
+		t.Fatalf("pending with the printed token: exit %d %q %q", code, out, errOut)
+	}
+}
