@@ -109,6 +109,7 @@ func TestEverySubcommandHelp(t *testing.T) {
 
 // check exits with the verdict: 0 allow, 1 ask, 2 deny, 3 a usage or config error.
 func TestCheckExitCodes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		args     []string
@@ -153,6 +154,7 @@ func TestCheckExitCodes(t *testing.T) {
 }
 
 func TestTokenAndVersion(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for range 3 {
 		stdout, stderr, code := runCLI(t, "", "token")
@@ -175,6 +177,7 @@ func TestTokenAndVersion(t *testing.T) {
 // `approvebot token`: the real binary serves it on its address, an agent asks and an
 // operator lists, with the variable names the README's walk-through uses.
 func TestExampleConfigServesAsShipped(t *testing.T) {
+	t.Parallel()
 	const addr = "127.0.0.1:8470" // the example's listen address
 	if ln, err := net.Listen("tcp", addr); err != nil {
 		t.Skipf("%s is in use here, so the example cannot be served as shipped: %v", addr, err)
@@ -281,6 +284,7 @@ func agRunFull(t *testing.T, env []string, args ...string) (string, string, int)
 // On a first start without [[agents]] the server prints its two generated tokens as the
 // variables the CLI reads; the commands it prints work as printed.
 func TestFirstStartPrintsWorkingCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "approvebot.toml")
 	if err := os.WriteFile(cfg, []byte("[server]\nlisten = \"127.0.0.1:0\"\ndata = \""+filepath.Join(dir, "approvebot.db")+"\"\n"), 0o600); err != nil {

@@ -179,6 +179,7 @@ func (ig agIntegration) tierDefault(session string) map[string]any {
 }
 
 func TestAgentIntegrations(t *testing.T) {
+	t.Parallel()
 	r := tgStart(t, `approval_timeout = "30s"`, "")
 	env := agEnv(r.s.URL, testserver.AgentToken)
 	for _, ig := range agIntegrations {

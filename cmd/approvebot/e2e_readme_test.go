@@ -116,6 +116,7 @@ func readmeRefused(t *testing.T, agent, event, out string) bool {
 // server in them is started as written (with this server's address) on the events they are
 // installed on, refuses a floor command in the agent's format, and has timeouts that nest.
 func TestReadmeAgentSnippets(t *testing.T) {
+	t.Parallel()
 	snippets := readmeSnippets(t)
 	want := []string{"claude-code-command", "claude-code-http", "claude-code-mcp", "codex", "gemini", "cursor"}
 	if len(snippets) != len(want) {
