@@ -25,7 +25,7 @@ func TestPausedParentPausesItsDescendants(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if s, _ := e.st.Session(ctx, "parent"); !s.Paused {
+	if s, _ := e.st.Session(ctx, "agent", "parent"); !s.Paused {
 		t.Fatalf("three denials did not pause the parent: %+v", s)
 	}
 	ask := func(session, parent string) approval.Request {
@@ -51,7 +51,7 @@ func TestPausedParentPausesItsDescendants(t *testing.T) {
 			if r.State != approval.StateDenied || r.Source != approval.SourcePaused || r.Allowed {
 				t.Fatalf("%s under a paused parent: %+v", c.session, r)
 			}
-			s, err := e.st.Session(ctx, c.session)
+			s, err := e.st.Session(ctx, "agent", c.session)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +60,7 @@ func TestPausedParentPausesItsDescendants(t *testing.T) {
 			}
 		})
 	}
-	if _, err := e.g.Unpause(ctx, "parent", "op"); err != nil {
+	if _, err := e.g.Unpause(ctx, "parent", "agent", "op"); err != nil {
 		t.Fatal(err)
 	}
 	if r := ask("grandchild", ""); r.State != approval.StatePending {
