@@ -188,7 +188,14 @@ func (s *Server) authenticate(r *http.Request) (caller, bool) {
 	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
 		return caller{}, false
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(h[len(prefix):])))
+	name, role, ok := s.Authenticate(h[len(prefix):])
+	return caller{name: name, role: role}, ok
+}
+
+// Authenticate checks a bearer token (surrounding spaces ignored) against the configured
+// ones in constant time and returns its name and role. The operator panel signs in with it.
+func (s *Server) Authenticate(token string) (name string, role Role, ok bool) {
+	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
 	found := -1
 	// Compare against every token so timing says nothing about which one matched.
 	for i := range s.tokens {
@@ -197,10 +204,14 @@ func (s *Server) authenticate(r *http.Request) (caller, bool) {
 		}
 	}
 	if found < 0 {
-		return caller{}, false
+		return "", "", false
 	}
-	return caller{name: s.tokens[found].name, role: s.tokens[found].role}, true
+	return s.tokens[found].name, s.tokens[found].role, true
 }
+
+// Mount serves h under pattern on the API's listener (the operator panel at "/ui/"). h
+// does its own authentication.
+func (s *Server) Mount(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 func (s *Server) allow(w http.ResponseWriter, c caller) bool {
 	if s.opts.RateLimit <= 0 {
