@@ -96,10 +96,10 @@ type requestView struct {
 	Created     string
 	CreatedISO  string
 
-	Pending   bool
-	Expires   string
+	Pending    bool
+	Expires    string
 	ExpiresISO string
-	Left      string
+	Left       string
 	// CanDecide is false for the signed-in token's own requests (nobody approves their own).
 	CanDecide   bool
 	AllowAlways bool
