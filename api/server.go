@@ -41,11 +41,6 @@ type Token struct {
 	Value string
 }
 
-// AuditSource reads the trail and the persisted allowlist.
-type AuditSource interface {
-	Audit(ctx context.Context, q approval.AuditQuery) ([]approval.AuditEntry, error)
-}
-
 // AllowlistStore lists and revokes persisted "allow always" entries.
 type AllowlistStore interface {
 	ListAllowlistJSON(ctx context.Context) (any, error)
@@ -128,6 +123,7 @@ func New(opts Options) (*Server, error) {
 	s.route("PUT /v1/sessions/{session}", RoleOperator, s.putSession)
 	s.route("POST /v1/sessions/{session}/unpause", RoleOperator, s.unpause)
 	s.route("GET /v1/audit", RoleOperator, s.audit)
+	s.route("GET /v1/audit/counts", RoleOperator, s.auditCounts)
 	s.route("GET /v1/allowlist", RoleOperator, s.listAllowlist)
 	s.route("DELETE /v1/allowlist", RoleOperator, s.revokeAllowlist)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
@@ -512,41 +508,6 @@ func (s *Server) unpause(w http.ResponseWriter, r *http.Request, c caller) *apiE
 
 func sessionView(s ledger.Session) map[string]any {
 	return map[string]any{"session": s.Name, "tier": s.Tier, "unattended": s.Unattended, "paused": s.Paused, "denials": s.Denials, "parent": s.Parent}
-}
-
-func (s *Server) audit(w http.ResponseWriter, r *http.Request, c caller) *apiError {
-	if s.opts.Audit == nil {
-		return newError(501, "not_available", "no audit source")
-	}
-	q := approval.AuditQuery{Session: r.URL.Query().Get("session"), RequestID: r.URL.Query().Get("request")}
-	if v := r.URL.Query().Get("since"); v != "" {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			d, derr := time.ParseDuration(v)
-			if derr != nil {
-				return newError(400, "invalid_since", "since must be RFC 3339 time or a duration such as 1h")
-			}
-			t = time.Now().Add(-d)
-		}
-		q.Since = t
-	}
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return newError(400, "invalid_limit", "limit must be a positive integer")
-		}
-		q.Limit = n
-	}
-	entries, err := s.opts.Audit.Audit(r.Context(), q)
-	if err != nil {
-		s.log.Error("audit read failed", "err", err)
-		return errInternal
-	}
-	if entries == nil {
-		entries = []approval.AuditEntry{}
-	}
-	writeJSON(w, 200, map[string]any{"entries": entries})
-	return nil
 }
 
 func (s *Server) listAllowlist(w http.ResponseWriter, r *http.Request, c caller) *apiError {

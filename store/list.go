@@ -34,16 +34,22 @@ type LedgerItem struct {
 // Grants lists the live session grants, newest first, at most limit of them (limit <= 0:
 // all), and how many there are in all.
 func (s *Store) Grants(_ context.Context, limit int) ([]LedgerItem, int, error) {
-	return s.ledgerItems(bucketGrants, limit)
+	return s.ledgerItems(bucketGrants, limit, func(e *approval.AuditEntry) bool {
+		return e.Source == approval.SourceHuman && (e.Outcome == approval.OutcomeAllowSession || e.Outcome == approval.OutcomeAllowAlways)
+	})
 }
 
 // Denials lists the denial ledger (human denials that refuse the same call again in that
 // session), newest first, at most limit of them (limit <= 0: all), and how many there are.
 func (s *Store) Denials(_ context.Context, limit int) ([]LedgerItem, int, error) {
-	return s.ledgerItems(bucketDenials, limit)
+	return s.ledgerItems(bucketDenials, limit, func(e *approval.AuditEntry) bool {
+		return e.Source == approval.SourceHuman && e.Outcome == approval.OutcomeDeny
+	})
 }
 
-func (s *Store) ledgerItems(bucket []byte, limit int) ([]LedgerItem, int, error) {
+// ledgerItems lists a grants or denials bucket; made tells the decision that wrote an
+// item from later decisions of the same call (a grant used, a ledgered refusal).
+func (s *Store) ledgerItems(bucket []byte, limit int, made func(*approval.AuditEntry) bool) ([]LedgerItem, int, error) {
 	var out []LedgerItem
 	total := 0
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -76,7 +82,7 @@ func (s *Store) ledgerItems(bucket []byte, limit int) ([]LedgerItem, int, error)
 			out = out[:limit]
 		}
 		for i := range out {
-			if err := describe(tx, &out[i]); err != nil {
+			if err := describe(tx, &out[i], made); err != nil {
 				return err
 			}
 		}
@@ -85,18 +91,23 @@ func (s *Store) ledgerItems(bucket []byte, limit int) ([]LedgerItem, int, error)
 	return out, total, err
 }
 
+// describeScan bounds the audit entries read to describe one item.
+const describeScan = 1024
+
 // describe fills in an item from its decision's audit entry. The grant or denial is
 // written in the decision's transaction with the decision's time, and the audit key starts
-// with that time, so the entry is found by a seek rather than a scan.
-func describe(tx *bolt.Tx, it *LedgerItem) error {
+// with the entry's time, which is that time or (when the trail already held a newer entry)
+// a little later; so the entry is found by a seek and a short walk, not a scan.
+func describe(tx *bolt.Tx, it *LedgerItem, made func(*approval.AuditEntry) bool) error {
 	c := tx.Bucket(bucketAudit).Cursor()
-	prefix := auditKey(it.At, 0)[:8]
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+	n := 0
+	for k, v := c.Seek(auditKey(it.At, 0)); k != nil && n < describeScan; k, v = c.Next() {
+		n++
 		var e approval.AuditEntry
 		if err := json.Unmarshal(v, &e); err != nil {
 			return fmt.Errorf("corrupt audit entry: %w", err)
 		}
-		if e.Event != approval.EventDecision || e.Session != it.Session || e.Fingerprint != it.Fingerprint {
+		if e.Event != approval.EventDecision || e.Session != it.Session || e.Fingerprint != it.Fingerprint || !made(&e) {
 			continue
 		}
 		it.Agent, it.RequestID, it.Tool, it.Summary, it.DecidedBy, it.Reason = e.Agent, e.RequestID, e.Tool, e.Summary, e.DecidedBy, e.Reason

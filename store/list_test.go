@@ -17,7 +17,7 @@ func decide(t *testing.T, s *Store, id, agent, session, fp, summary string, outc
 	r := pending(id, session, fp)
 	r.Agent, r.Summary, r.Tool = agent, summary, "bash"
 	r.ExpiresAt = at.Add(time.Hour)
-	if err := s.Create(ctx, r, approval.AuditEntry{Event: approval.EventRequest, RequestID: id}); err != nil {
+	if err := s.Create(ctx, r, approval.AuditEntry{Time: at.Add(-time.Second), Event: approval.EventRequest, RequestID: id}); err != nil {
 		t.Fatal(err)
 	}
 	res := human(outcome)
@@ -102,5 +102,34 @@ func TestPausedSessionsListed(t *testing.T) {
 	paused, total, _ = s.PausedSessions(ctx, 1)
 	if total != 1 || len(paused) != 1 || paused[0].Name != "a" {
 		t.Fatalf("after unpausing b: %+v %d", paused, total)
+	}
+}
+
+// A grant's later uses are decisions of the same call too; only the human's decision that
+// made the grant describes it.
+func TestLedgerItemsAreDescribedByTheDecisionThatMadeThem(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	old := time.Now().UTC().Add(-48 * time.Hour)
+	decide(t, s, "g1", "agent", "s1", "fpA", "make build", approval.OutcomeAllowSession, old)
+	use := approval.AuditEntry{Time: old.Add(time.Second), Event: approval.EventDecision, RequestID: "use1", Session: "s1", Fingerprint: "fpA",
+		Outcome: approval.OutcomeAllowSession, Source: approval.SourceGrant, DecidedBy: "approvebot", Summary: "make build"}
+	if err := s.AppendAudit(ctx, use); err != nil {
+		t.Fatal(err)
+	}
+	grants, _, _ := s.Grants(ctx, 0)
+	if len(grants) != 1 || grants[0].RequestID != "g1" || grants[0].DecidedBy != "alice" {
+		t.Fatalf("grant described by %+v", grants)
+	}
+	use.Time, use.RequestID = time.Now().UTC(), "use2"
+	if err := s.AppendAudit(ctx, use); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Prune(ctx, time.Now().Add(-time.Hour), 0); err != nil {
+		t.Fatal(err)
+	}
+	grants, _, _ = s.Grants(ctx, 0)
+	if len(grants) != 1 || grants[0].RequestID != "" || grants[0].DecidedBy != "" {
+		t.Fatalf("after its decision was pruned, the grant is described by a later use: %+v", grants)
 	}
 }

@@ -62,8 +62,8 @@ func TestRevokeAnAllowlistEntry(t *testing.T) {
 		t.Fatalf("revoked entry still allows: %+v", got)
 	}
 	trail, _ := r.st.Audit(context.Background(), approval.AuditQuery{})
-	last := trail[len(trail)-1]
-	for _, e := range trail {
+	last := trail.Entries[len(trail.Entries)-1]
+	for _, e := range trail.Entries {
 		if e.Event == approval.EventAllowlist {
 			last = e
 		}

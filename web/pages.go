@@ -111,13 +111,13 @@ func (s *Server) requestPage(w http.ResponseWriter, r *http.Request, sess sessio
 		return
 	}
 	body := requestBody{Request: s.requestView(&rec, sess)}
-	entries, err := s.store.Audit(r.Context(), approval.AuditQuery{RequestID: rec.ID, Limit: 200})
+	trail, err := s.store.Audit(r.Context(), approval.AuditQuery{RequestID: rec.ID, Limit: 200})
 	if err != nil {
 		s.fail(w, r, "reading the audit trail", err)
 		return
 	}
-	for i := range entries {
-		body.Audit = append(body.Audit, auditViewOf(&entries[i]))
+	for i := range trail.Entries {
+		body.Audit = append(body.Audit, auditViewOf(&trail.Entries[i]))
 	}
 	p.Body = body
 	p.Title = "Request " + body.Request.ID

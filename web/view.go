@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
-	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -217,18 +216,6 @@ func (s *Server) withEvents(p page) page {
 	return p
 }
 
-var templateFuncs = template.FuncMap{
-	"query": func(kv ...string) string {
-		q := url.Values{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			if kv[i+1] != "" {
-				q.Set(kv[i], kv[i+1])
-			}
-		}
-		return q.Encode()
-	},
-}
-
 func (s *Server) parseTemplates() error {
 	shared := []string{"templates/layout.html", "templates/fragments.html"}
 	names, err := fs.Glob(templateFS, "templates/*.html")
@@ -241,13 +228,13 @@ func (s *Server) parseTemplates() error {
 		if base == "layout" || base == "fragments" {
 			continue
 		}
-		t, err := template.New(base).Funcs(templateFuncs).ParseFS(templateFS, append(shared, n)...)
+		t, err := template.New(base).ParseFS(templateFS, append(shared, n)...)
 		if err != nil {
 			return fmt.Errorf("template %s: %w", n, err)
 		}
 		s.pages[base] = t
 	}
-	s.frag, err = template.New("fragments").Funcs(templateFuncs).ParseFS(templateFS, "templates/fragments.html")
+	s.frag, err = template.New("fragments").ParseFS(templateFS, "templates/fragments.html")
 	if err != nil {
 		return fmt.Errorf("fragments: %w", err)
 	}

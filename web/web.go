@@ -48,7 +48,8 @@ type Gate interface {
 // Store is what the panel reads from the store (and the one write it makes there besides
 // decisions: revoking an allowlist entry).
 type Store interface {
-	Audit(ctx context.Context, q approval.AuditQuery) ([]approval.AuditEntry, error)
+	Audit(ctx context.Context, q approval.AuditQuery) (approval.AuditPage, error)
+	AuditCounts(ctx context.Context, since, until time.Time) ([]approval.HourCount, error)
 	ListAllowlist(ctx context.Context) ([]store.AllowlistItem, error)
 	RevokeAllowlist(ctx context.Context, pattern string, audit approval.AuditEntry) (bool, error)
 	Grants(ctx context.Context, limit int) ([]store.LedgerItem, int, error)

@@ -273,8 +273,8 @@ func TestDecisionsInThePanelGoThroughTheGate(t *testing.T) {
 	}
 	page := text(b.follow(a).body)
 	wantIn(t, page, `Denied: rm -rf ./build (reason: "wrong directory, use /tmp")`)
-	entries, _ := r.st.Audit(context.Background(), approval.AuditQuery{RequestID: rec.ID})
-	if last := entries[len(entries)-1]; last.Channel != "web" || last.DecidedBy != "operator" {
+	trail, _ := r.st.Audit(context.Background(), approval.AuditQuery{RequestID: rec.ID})
+	if last := trail.Entries[len(trail.Entries)-1]; last.Channel != "web" || last.DecidedBy != "operator" {
 		t.Fatalf("audit of the decision: %+v", last)
 	}
 
