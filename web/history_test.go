@@ -15,7 +15,7 @@ import (
 	"github.com/approvebot/approvebot/core/policy"
 )
 
-var rowRe = regexp.MustCompile(`(?s)<tr>\s*<td><time.*?</tr>`)
+var rowRe = regexp.MustCompile(`(?s)<tr>\s*<td[^>]*><time.*?</tr>`)
 
 // rows returns the history rows of a page.
 func rows(body string) []string { return rowRe.FindAllString(text(body), -1) }
