@@ -1,8 +1,8 @@
 package store
 
 import (
-	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -54,7 +54,7 @@ func (s *Store) ledgerItems(bucket []byte, limit int, made func(*approval.AuditE
 	total := 0
 	err := s.db.View(func(tx *bolt.Tx) error {
 		err := tx.Bucket(bucket).ForEach(func(k, v []byte) error {
-			session, fp, ok := splitPair(k)
+			agent, session, fp, ok := splitLedgerKey(k)
 			if !ok {
 				return fmt.Errorf("corrupt key %q in %s", k, bucket)
 			}
@@ -62,7 +62,7 @@ func (s *Store) ledgerItems(bucket []byte, limit int, made func(*approval.AuditE
 			if err := at.UnmarshalBinary(v); err != nil {
 				return fmt.Errorf("corrupt time of %q in %s: %w", k, bucket, err)
 			}
-			out = append(out, LedgerItem{Session: session, Fingerprint: fp, At: at})
+			out = append(out, LedgerItem{Agent: agent, Session: session, Fingerprint: fp, At: at})
 			return nil
 		})
 		if err != nil {
@@ -75,6 +75,9 @@ func (s *Store) ledgerItems(bucket []byte, limit int, made func(*approval.AuditE
 			}
 			if out[i].Session != out[j].Session {
 				return out[i].Session < out[j].Session
+			}
+			if out[i].Agent != out[j].Agent {
+				return out[i].Agent < out[j].Agent
 			}
 			return out[i].Fingerprint < out[j].Fingerprint
 		})
@@ -110,32 +113,61 @@ func describe(tx *bolt.Tx, it *LedgerItem, made func(*approval.AuditEntry) bool)
 		if e.Event != approval.EventDecision || e.Session != it.Session || e.Fingerprint != it.Fingerprint || !made(&e) {
 			continue
 		}
-		it.Agent, it.RequestID, it.Tool, it.Summary, it.DecidedBy, it.Reason = e.Agent, e.RequestID, e.Tool, e.Summary, e.DecidedBy, e.Reason
+		// An item of the record every agent shares (kept from before sessions had owners)
+		// may come from any agent's decision; an agent's own only from that agent's.
+		if it.Agent != "" && e.Agent != it.Agent {
+			continue
+		}
+		it.RequestID, it.Tool, it.Summary, it.DecidedBy, it.Reason = e.RequestID, e.Tool, e.Summary, e.DecidedBy, e.Reason
 		return nil
 	}
 	return nil
 }
 
-func splitPair(k []byte) (a, b string, ok bool) {
-	i := bytes.IndexByte(k, 0)
-	if i < 0 {
-		return "", "", false
+// splitLedgerKey reads a grant's or denial's key (see ledgerKey).
+func splitLedgerKey(k []byte) (agent, session, fp string, ok bool) {
+	session, rest, ok := cutLengthPrefixed(k)
+	if !ok {
+		return "", "", "", false
 	}
-	return string(k[:i]), string(k[i+1:]), true
+	agent, rest, ok = cutLengthPrefixed(rest)
+	return agent, session, string(rest), ok
 }
 
-// PausedSessions lists the paused sessions, most recently paused first, at most limit of
-// them (limit <= 0: all), and how many there are.
+// splitSessionKey reads a session record's key (see sessionKey).
+func splitSessionKey(k []byte) (agent, session string, ok bool) {
+	session, rest, ok := cutLengthPrefixed(k)
+	return string(rest), session, ok
+}
+
+func cutLengthPrefixed(k []byte) (part string, rest []byte, ok bool) {
+	if len(k) < 2 {
+		return "", nil, false
+	}
+	n := int(binary.BigEndian.Uint16(k))
+	if len(k) < 2+n {
+		return "", nil, false
+	}
+	return string(k[2 : 2+n]), k[2+n:], true
+}
+
+// PausedSessions lists the paused session records, most recently paused first, at most
+// limit of them (limit <= 0: all), and how many there are. A record's Agent is the agent
+// whose session it is; "" is the record every agent of that name shares.
 func (s *Store) PausedSessions(_ context.Context, limit int) ([]ledger.Session, int, error) {
 	var out []ledger.Session
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
+			agent, name, ok := splitSessionKey(k)
+			if !ok {
+				return fmt.Errorf("corrupt session key %q", k)
+			}
 			var sess ledger.Session
 			if err := json.Unmarshal(v, &sess); err != nil {
 				return fmt.Errorf("corrupt session %q: %w", k, err)
 			}
 			if sess.Paused {
-				sess.Name = string(k)
+				sess.Name, sess.Agent = name, agent
 				out = append(out, sess)
 			}
 			return nil
@@ -146,7 +178,10 @@ func (s *Store) PausedSessions(_ context.Context, limit int) ([]ledger.Session, 
 		if !out[i].PausedAt.Equal(out[j].PausedAt) {
 			return out[i].PausedAt.After(out[j].PausedAt)
 		}
-		return out[i].Name < out[j].Name
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].Agent < out[j].Agent
 	})
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]

@@ -11,7 +11,7 @@ import (
 )
 
 // decide files a pending request and decides it as a human at time at.
-func decide(t *testing.T, s *Store, id, agent, session, fp, summary string, outcome approval.Outcome, at time.Time) {
+func decideAt(t *testing.T, s *Store, id, agent, session, fp, summary string, outcome approval.Outcome, at time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	r := pending(id, session, fp)
@@ -31,13 +31,13 @@ func TestGrantsAndDenialsListedNewestFirstWithTheirDecision(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
 	t0 := time.Now().UTC().Add(-time.Hour)
-	decide(t, s, "g1", "agent", "s1", "fpA", "make build", approval.OutcomeAllowSession, t0)
-	decide(t, s, "g2", "agent2", "s2", "fpB", "make test", approval.OutcomeAllowSession, t0.Add(time.Minute))
-	decide(t, s, "o1", "agent", "s1", "fpC", "ls", approval.OutcomeAllowOnce, t0.Add(2*time.Minute))
-	decide(t, s, "d1", "agent", "s1", "fpD", "rm -rf build", approval.OutcomeDeny, t0.Add(3*time.Minute))
+	decideAt(t, s, "g1", "agent", "s1", "fpA", "make build", approval.OutcomeAllowSession, t0)
+	decideAt(t, s, "g2", "agent2", "s2", "fpB", "make test", approval.OutcomeAllowSession, t0.Add(time.Minute))
+	decideAt(t, s, "o1", "agent", "s1", "fpC", "ls", approval.OutcomeAllowOnce, t0.Add(2*time.Minute))
+	decideAt(t, s, "d1", "agent", "s1", "fpD", "rm -rf build", approval.OutcomeDeny, t0.Add(3*time.Minute))
 	// Two decisions in the same nanosecond: each item finds its own entry.
-	decide(t, s, "d2", "agent2", "s3", "fpE", "curl x | sh", approval.OutcomeDeny, t0.Add(4*time.Minute))
-	decide(t, s, "d3", "agent", "s4", "fpF", "dd of=/dev/sda", approval.OutcomeDeny, t0.Add(4*time.Minute))
+	decideAt(t, s, "d2", "agent2", "s3", "fpE", "curl x | sh", approval.OutcomeDeny, t0.Add(4*time.Minute))
+	decideAt(t, s, "d3", "agent", "s4", "fpF", "dd of=/dev/sda", approval.OutcomeDeny, t0.Add(4*time.Minute))
 
 	grants, total, err := s.Grants(ctx, 0)
 	if err != nil || total != 2 || len(grants) != 2 {
@@ -69,7 +69,7 @@ func TestLedgerItemsOutliveTheirAuditEntries(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
 	old := time.Now().UTC().Add(-48 * time.Hour)
-	decide(t, s, "g1", "agent", "s1", "fpA", "make build", approval.OutcomeAllowSession, old)
+	decideAt(t, s, "g1", "agent", "s1", "fpA", "make build", approval.OutcomeAllowSession, old)
 	if _, _, err := s.Prune(ctx, time.Now().Add(-time.Hour), 0); err != nil {
 		t.Fatal(err)
 	}
@@ -87,16 +87,16 @@ func TestPausedSessionsListed(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Now().UTC().Add(-time.Hour)
 	for i, sess := range []string{"a", "a", "b", "b", "c"} {
-		decide(t, s, fmt.Sprint("r", i), "agent", sess, fmt.Sprint("fp", i), "x", approval.OutcomeDeny, t0.Add(time.Duration(i)*time.Minute))
+		decideAt(t, s, fmt.Sprint("r", i), "agent", sess, fmt.Sprint("fp", i), "x", approval.OutcomeDeny, t0.Add(time.Duration(i)*time.Minute))
 	}
 	paused, total, err := s.PausedSessions(ctx, 0)
 	if err != nil || total != 2 || len(paused) != 2 {
 		t.Fatalf("paused: %+v %d %v", paused, total, err)
 	}
-	if paused[0].Name != "b" || paused[1].Name != "a" || paused[0].Denials != 2 || !paused[0].PausedAt.Equal(t0.Add(3*time.Minute)) {
+	if paused[0].Name != "b" || paused[1].Name != "a" || paused[0].Agent != "agent" || paused[0].Denials != 2 || !paused[0].PausedAt.Equal(t0.Add(3*time.Minute)) {
 		t.Fatalf("paused sessions, most recent first: %+v", paused)
 	}
-	if _, err := s.Unpause(ctx, "b", approval.AuditEntry{Event: approval.EventUnpause}); err != nil {
+	if _, err := s.Unpause(ctx, "agent", "b", approval.AuditEntry{Event: approval.EventUnpause}); err != nil {
 		t.Fatal(err)
 	}
 	paused, total, _ = s.PausedSessions(ctx, 1)
@@ -111,7 +111,7 @@ func TestLedgerItemsAreDescribedByTheDecisionThatMadeThem(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
 	old := time.Now().UTC().Add(-48 * time.Hour)
-	decide(t, s, "g1", "agent", "s1", "fpA", "make build", approval.OutcomeAllowSession, old)
+	decideAt(t, s, "g1", "agent", "s1", "fpA", "make build", approval.OutcomeAllowSession, old)
 	use := approval.AuditEntry{Time: old.Add(time.Second), Event: approval.EventDecision, RequestID: "use1", Session: "s1", Fingerprint: "fpA",
 		Outcome: approval.OutcomeAllowSession, Source: approval.SourceGrant, DecidedBy: "approvebot", Summary: "make build"}
 	if err := s.AppendAudit(ctx, use); err != nil {
@@ -131,5 +131,28 @@ func TestLedgerItemsAreDescribedByTheDecisionThatMadeThem(t *testing.T) {
 	grants, _, _ = s.Grants(ctx, 0)
 	if len(grants) != 1 || grants[0].RequestID != "" || grants[0].DecidedBy != "" {
 		t.Fatalf("after its decision was pruned, the grant is described by a later use: %+v", grants)
+	}
+}
+
+// Sessions belong to an agent: the same session name of two agents is two sessions, and
+// each item says whose it is.
+func TestListingsNameTheAgent(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	t0 := time.Now().UTC().Add(-time.Hour)
+	decideAt(t, s, "a1", "alice-bot", "shared", "fpX", "make x", approval.OutcomeAllowSession, t0)
+	decideAt(t, s, "b1", "bob-bot", "shared", "fpX", "make x", approval.OutcomeAllowSession, t0.Add(time.Minute))
+	decideAt(t, s, "b2", "bob-bot", "shared", "fpY", "rm y", approval.OutcomeDeny, t0.Add(2*time.Minute))
+	decideAt(t, s, "b3", "bob-bot", "shared", "fpZ", "rm z", approval.OutcomeDeny, t0.Add(3*time.Minute))
+	grants, _, err := s.Grants(ctx, 0)
+	if err != nil || len(grants) != 2 || grants[0].Agent != "bob-bot" || grants[0].RequestID != "b1" || grants[1].Agent != "alice-bot" || grants[1].RequestID != "a1" {
+		t.Fatalf("grants: %+v %v", grants, err)
+	}
+	paused, _, err := s.PausedSessions(ctx, 0)
+	if err != nil || len(paused) != 1 || paused[0].Agent != "bob-bot" || paused[0].Name != "shared" {
+		t.Fatalf("paused: %+v %v", paused, err)
+	}
+	if l, _ := s.Lookup(ctx, "alice-bot", "shared", "fpX"); l.Session.Paused {
+		t.Fatal("bob-bot's pause reached alice-bot")
 	}
 }

@@ -53,8 +53,15 @@ func TestRevokeAnAllowlistEntry(t *testing.T) {
 	if got, _ := r.g.Submit(context.Background(), askOf("s2", "touch /tmp/approvebot-panel-revoke-2"), gate.Caller{Name: "agent"}); !got.Allowed {
 		t.Fatalf("entry does not allow: %+v", got)
 	}
-	a := b.post("/ui/allowlist/revoke", url.Values{"csrf": {b.csrf}, "pattern": {pattern}})
-	wantIn(t, text(b.follow(a).body), "Revoked "+pattern+": it no longer allows anything.", "No stored entries.")
+	// The form names the one entry: this pattern for another agent is not it.
+	a := b.post("/ui/allowlist/revoke", url.Values{"csrf": {b.csrf}, "pattern": {pattern}, "agent": {"agent2"}, "args": {""}})
+	wantIn(t, text(b.follow(a).body), "There is no allowlist entry "+pattern+" for agent agent2")
+	if len(r.st.AllowlistEntries()) != 1 {
+		t.Fatal("revoking another agent's entry removed this one")
+	}
+	wantIn(t, page, `name="agent" value="agent"`, `name="args" value=""`)
+	a = b.post("/ui/allowlist/revoke", url.Values{"csrf": {b.csrf}, "pattern": {pattern}, "agent": {"agent"}, "args": {""}})
+	wantIn(t, text(b.follow(a).body), "Revoked "+pattern+" for agent agent: it no longer allows anything.", "No stored entries.")
 	if got := r.st.AllowlistEntries(); len(got) != 0 {
 		t.Fatalf("entries after revoke: %+v", got)
 	}
@@ -68,12 +75,12 @@ func TestRevokeAnAllowlistEntry(t *testing.T) {
 			last = e
 		}
 	}
-	if last.Event != approval.EventAllowlist || last.Actor != "operator" || last.Channel != "web" || last.Reason != "revoked "+pattern {
+	if last.Event != approval.EventAllowlist || last.Actor != "operator" || last.Channel != "web" || last.Agent != "agent" || !strings.Contains(last.Reason, pattern) {
 		t.Fatalf("revoke audit: %+v", last)
 	}
 	// Twice: nothing left to revoke, and it says so.
 	a = b.post("/ui/allowlist/revoke", url.Values{"csrf": {b.csrf}, "pattern": {pattern}})
-	wantIn(t, text(b.follow(a).body), "There is no allowlist entry "+pattern)
+	wantIn(t, text(b.follow(a).body), "There is no allowlist entry "+pattern+" (already revoked?)")
 }
 
 func TestUnpauseASession(t *testing.T) {
@@ -82,15 +89,28 @@ func TestUnpauseASession(t *testing.T) {
 	b.mustSignIn()
 	for _, cmd := range []string{"rm -rf ./a", "rm -rf ./b"} {
 		b.follow(b.decide(r.askCmd("loop-7", cmd).ID, "deny", "no"))
+		// Another agent's session of the same name is paused too, on its own.
+		other, err := r.g.Submit(context.Background(), askOf("loop-7", cmd), gate.Caller{Name: "agent2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.follow(b.decide(other.ID, "deny", "no"))
 	}
 	paused, err := r.g.Submit(context.Background(), askOf("loop-7", "ls"), gate.Caller{Name: "agent"})
 	if err != nil || paused.Source != approval.SourcePaused {
 		t.Fatalf("session not paused: %+v %v", paused, err)
 	}
 	page := text(b.get("/ui/sessions").body)
-	wantIn(t, page, "1 paused", "<code>loop-7</code>", "<td>2</td>", ">Unpause</button>")
-	a := b.post("/ui/sessions/unpause", url.Values{"csrf": {b.csrf}, "session": {"loop-7"}})
-	wantIn(t, text(b.follow(a).body), "Unpaused loop-7", "No session is paused.")
+	wantIn(t, page, "2 paused", "<code>loop-7</code>", "<td>2</td>", ">Unpause</button>", `name="agent" value="agent"`, `name="agent" value="agent2"`)
+	a := b.post("/ui/sessions/unpause", url.Values{"csrf": {b.csrf}, "session": {"loop-7"}, "agent": {"agent"}})
+	page = text(b.follow(a).body)
+	wantIn(t, page, "Unpaused loop-7 for agent agent", "1 paused", `name="agent" value="agent2"`)
+	if strings.Contains(page, `name="agent" value="agent"`+"\n") {
+		t.Fatal("the unpaused session is still listed")
+	}
+	if still, _ := r.g.Submit(context.Background(), askOf("loop-7", "ls"), gate.Caller{Name: "agent2"}); still.Source != approval.SourcePaused {
+		t.Fatalf("unpausing one agent's session lifted another's: %+v", still)
+	}
 	got, err := r.g.Submit(context.Background(), askOf("loop-7", "make test"), gate.Caller{Name: "agent"})
 	if err != nil || got.State != approval.StatePending {
 		t.Fatalf("after unpause: %+v %v", got, err)

@@ -250,9 +250,9 @@ func (s *Server) ledgerPage(w http.ResponseWriter, r *http.Request, sess session
 }
 
 type allowlistView struct {
-	Pattern, Agent, AddedBy, Added, AddedISO, Href string
-	// Value is the pattern exactly as stored, sent back by the Revoke form.
-	Value string
+	Pattern, Agent, Args, AddedBy, Added, AddedISO, Href string
+	// The entry exactly as stored, sent back by the Revoke form to name that one entry.
+	RawPattern, RawAgent, RawArgs string
 }
 
 type allowlistBody struct {
@@ -269,8 +269,9 @@ func (s *Server) allowlistPage(w http.ResponseWriter, r *http.Request, sess sess
 	body := allowlistBody{CSRF: sess.csrf}
 	for _, it := range items {
 		body.Items = append(body.Items, allowlistView{
-			Pattern: clean(it.Pattern, maxPattern), Agent: clean(it.Agent, maxName), AddedBy: clean(it.AddedBy, maxName),
-			Added: fmtTime(it.AddedAt), AddedISO: isoTime(it.AddedAt), Href: requestHref(it.RequestID), Value: it.Pattern,
+			Pattern: clean(it.Pattern, maxPattern), Agent: clean(it.Agent, maxName), Args: clean(it.Args, maxPattern),
+			AddedBy: clean(it.AddedBy, maxName), Added: fmtTime(it.AddedAt), AddedISO: isoTime(it.AddedAt), Href: requestHref(it.RequestID),
+			RawPattern: it.Pattern, RawAgent: it.Agent, RawArgs: it.Args,
 		})
 	}
 	p := s.newPage(sess, "allowlist", "Allowlist")
@@ -278,35 +279,52 @@ func (s *Server) allowlistPage(w http.ResponseWriter, r *http.Request, sess sess
 	s.render(w, http.StatusOK, "allowlist", p)
 }
 
+// revoke removes the allowlist entry its form names by pattern, agent and args; a form
+// without the agent or args field matches every value of it, as the API does.
 func (s *Server) revoke(w http.ResponseWriter, r *http.Request, sess session) {
 	defer http.Redirect(w, r, Prefix+"allowlist", http.StatusSeeOther)
-	pattern := r.PostForm.Get("pattern")
-	shown := clean(pattern, maxPattern)
-	if pattern == "" {
+	sel := store.AllowlistSelector{Pattern: r.PostForm.Get("pattern")}
+	if v, ok := r.PostForm["agent"]; ok {
+		sel.Agent = &v[0]
+	}
+	if v, ok := r.PostForm["args"]; ok {
+		sel.Args = &v[0]
+	}
+	shown := clean(sel.Pattern, maxPattern)
+	if sel.Agent != nil {
+		shown += clean(forAgent(*sel.Agent), maxName)
+	}
+	if sel.Pattern == "" {
 		s.flash(sess, true, "Choose an entry to revoke.")
 		return
 	}
-	ok, err := s.store.RevokeAllowlist(r.Context(), pattern, approval.AuditEntry{
-		Time: s.now().UTC(), Event: approval.EventAllowlist, Actor: sess.operator, Channel: "web", Reason: "revoked " + pattern,
-	})
+	revoked, err := s.store.RevokeAllowlist(r.Context(), sel,
+		approval.AuditEntry{Time: s.now().UTC(), Event: approval.EventAllowlist, Actor: sess.operator, Channel: "web"})
 	switch {
 	case err != nil:
 		s.log.Error("panel: revoking an allowlist entry failed", "err", err)
 		s.flash(sess, true, "The entry could not be revoked. Try again.")
-	case !ok:
+	case len(revoked) == 0:
 		s.flash(sess, true, "There is no allowlist entry "+shown+" (already revoked?).")
 	default:
-		s.log.Info("allowlist entry revoked", "pattern", shown, "operator", sess.operator, "channel", "web")
+		s.log.Info("allowlist entries revoked", "pattern", shown, "entries", len(revoked), "operator", sess.operator, "channel", "web")
 		s.flash(sess, false, "Revoked "+shown+": it no longer allows anything.")
 	}
 }
 
+func forAgent(agent string) string {
+	if agent == "" {
+		return " for every agent"
+	}
+	return " for agent " + agent
+}
+
 type sessionView struct {
-	Name, Tier, PausedAt, PausedISO, Parent string
-	Denials                                 int
-	Unattended                              bool
-	// Value is the session name exactly as stored, sent back by the Unpause form.
-	Value string
+	Name, Agent, Tier, PausedAt, PausedISO, Parent string
+	Denials                                        int
+	Unattended                                     bool
+	// The record exactly as stored, sent back by the Unpause form.
+	RawName, RawAgent string
 }
 
 type sessionsBody struct {
@@ -324,8 +342,9 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request, sess sessi
 	body := sessionsBody{Total: total, CSRF: sess.csrf}
 	for _, ps := range list {
 		body.Items = append(body.Items, sessionView{
-			Name: clean(ps.Name, maxName), Tier: clean(ps.Tier, 16), PausedAt: fmtTime(ps.PausedAt), PausedISO: isoTime(ps.PausedAt),
-			Parent: clean(ps.Parent, maxName), Denials: ps.Denials, Unattended: ps.Unattended, Value: ps.Name,
+			Name: clean(ps.Name, maxName), Agent: clean(ps.Agent, maxName), Tier: clean(ps.Tier, 16),
+			PausedAt: fmtTime(ps.PausedAt), PausedISO: isoTime(ps.PausedAt), Parent: clean(ps.Parent, maxName),
+			Denials: ps.Denials, Unattended: ps.Unattended, RawName: ps.Name, RawAgent: ps.Agent,
 		})
 	}
 	p := s.newPage(sess, "sessions", "Paused sessions")
@@ -335,9 +354,9 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request, sess sessi
 
 func (s *Server) unpause(w http.ResponseWriter, r *http.Request, sess session) {
 	defer http.Redirect(w, r, Prefix+"sessions", http.StatusSeeOther)
-	name := r.PostForm.Get("session")
-	shown := clean(name, maxName)
-	_, err := s.gate.Unpause(r.Context(), name, sess.operator)
+	name, agent := r.PostForm.Get("session"), r.PostForm.Get("agent")
+	shown := clean(name, maxName) + clean(forAgent(agent), maxName)
+	_, err := s.gate.Unpause(r.Context(), name, agent, sess.operator)
 	switch {
 	case errors.Is(err, gate.ErrInvalid):
 		s.flash(sess, true, strings.TrimPrefix(err.Error(), "invalid: "))

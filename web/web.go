@@ -41,7 +41,7 @@ type Gate interface {
 	LivePending(channel, chat string) []approval.Request
 	Get(ctx context.Context, id string) (approval.Request, error)
 	Decide(ctx context.Context, id string, d gate.Decision) (approval.Request, error)
-	Unpause(ctx context.Context, name, by string) (ledger.Session, error)
+	Unpause(ctx context.Context, name, agent, by string) (gate.SessionState, error)
 	Subscribe(buffer int) *gate.Subscription
 }
 
@@ -51,7 +51,7 @@ type Store interface {
 	Audit(ctx context.Context, q approval.AuditQuery) (approval.AuditPage, error)
 	AuditCounts(ctx context.Context, since, until time.Time) ([]approval.HourCount, error)
 	ListAllowlist(ctx context.Context) ([]store.AllowlistItem, error)
-	RevokeAllowlist(ctx context.Context, pattern string, audit approval.AuditEntry) (bool, error)
+	RevokeAllowlist(ctx context.Context, sel store.AllowlistSelector, audit approval.AuditEntry) ([]store.AllowlistItem, error)
 	Grants(ctx context.Context, limit int) ([]store.LedgerItem, int, error)
 	Denials(ctx context.Context, limit int) ([]store.LedgerItem, int, error)
 	PausedSessions(ctx context.Context, limit int) ([]ledger.Session, int, error)

@@ -902,8 +902,12 @@ func TestAskAndExec(t *testing.T) {
 	t.Run("operator commands", func(t *testing.T) {
 		t.Parallel()
 		out, code := agRun(t, opEnv, "", "session", "set", "op-sess", "-tier", "ask", "-unattended=true")
-		if code != 0 || out != "session op-sess: tier ask, unattended true, paused false, denials 0\n" {
+		if code != 0 || !strings.HasPrefix(out, "session op-sess for every agent: tier ask, unattended true\n") || !strings.Contains(out, "no agent was given") {
 			t.Fatalf("session set: %d %q", code, out)
+		}
+		out, code = agRun(t, opEnv, "", "session", "set", "op-sess", "-agent", "agent2", "-tier", "auto")
+		if code != 0 || out != "session op-sess of agent agent2: tier auto, unattended true, paused false, denials 0\n" {
+			t.Fatalf("session set -agent: %d %q", code, out)
 		}
 		out, code = agRun(t, env, "", "ask", "-session", "op-sess", "--", "make x")
 		if code != exitDenied || out != agUnattendedText+"\n" {

@@ -206,6 +206,24 @@ func Cut(s string, max int) (string, bool) {
 	return s, false
 }
 
+// CutMiddle shortens s to at most max runes by replacing its middle with an ellipsis, so
+// that both ends stay visible (a path's deepest directories are the telling ones). It is
+// idempotent: a string of at most max runes is returned unchanged.
+func CutMiddle(s string, max int) string {
+	n := utf8.RuneCountInString(s)
+	if n <= max {
+		return s
+	}
+	if max <= 1 {
+		out, _ := Cut(s, max)
+		return out
+	}
+	tail := (max - 1) / 2
+	head := max - 1 - tail
+	runes := []rune(s)
+	return string(runes[:head]) + Ellipsis + string(runes[n-tail:])
+}
+
 // Mask hides secrets in text that will be shown or logged (summaries, details, reasons,
 // logs, the audit trail): every entry of the catalog in secrets.go. The recognisable part
 // stays ("ghp_…[masked]", "password=[masked]", "-----BEGIN RSA PRIVATE KEY-----…[masked]"),
