@@ -466,6 +466,8 @@ poll_timeout = "2s"
 			chromedp.SendKeys(xLabelled("", "Session"), "browser-deny"),
 			chromedp.SetValue(xLabelled("", "Outcome"), "deny"),
 			chromedp.Click(xButton("", "Filter")),
+			// The filtered page, not the one the click left.
+			chromedp.WaitVisible(`//input[@id="f-session"][@value="browser-deny"]`),
 			chromedp.WaitVisible(`//table[@class="audit"]`),
 		)
 		rows := evalJS[[]string](t, ctx, `[...document.querySelectorAll("table.audit tbody tr")].map(tr => tr.innerText)`)
@@ -527,7 +529,7 @@ poll_timeout = "2s"
 			r.agentAsk(t, map[string]any{"tool": "bash", "args": map[string]any{"command": c.cmd}, "session": c.session, "reason": c.reason, "cwd": c.cwd})
 		}
 		for _, sh := range []struct{ path, file, wait string }{
-			{ui, "panel-pending.png", `//article[@data-state="pending"]`},
+			{ui, "panel-pending.png", `(//article[@data-state="pending"])[2]//span[@class="card-ref"]`},
 			{ui + "history", "panel-history.png", `//figure[@class="chart"]`},
 		} {
 			do(t, ctx, "opening "+sh.path, chromedp.EmulateViewport(1280, 860), chromedp.Navigate(sh.path), chromedp.WaitVisible(sh.wait))

@@ -70,7 +70,13 @@ func (s *Server) signinPage(w http.ResponseWriter, r *http.Request, status int, 
 
 type pendingBody struct {
 	Requests []requestView
+	// Total is how many requests wait; More how many older ones are not shown.
+	Total, More int
 }
+
+// pendingShown bounds the requests the pending page shows (the newest); the rest are
+// counted. Each shown request is read from the store, for its cards.
+const pendingShown = 200
 
 // pendingPage is /ui/: the sign-in form when signed out, else what waits for a human,
 // newest first.
@@ -85,9 +91,21 @@ func (s *Server) pendingPage(w http.ResponseWriter, r *http.Request) {
 	p := s.withEvents(s.newPage(sess, "pending", "Pending"))
 	list := s.gate.LivePending("", "")
 	slices.Reverse(list)
-	body := pendingBody{}
+	body := pendingBody{Total: len(list)}
+	if len(list) > pendingShown {
+		body.More = len(list) - pendingShown
+		list = list[:pendingShown]
+	}
 	for i := range list {
-		body.Requests = append(body.Requests, s.requestView(&list[i], sess))
+		rec := list[i]
+		// The live list is what waits; the store has the cards posted since.
+		if stored, err := s.gate.Get(r.Context(), rec.ID); err == nil {
+			if stored.State != approval.StatePending {
+				continue
+			}
+			rec = stored
+		}
+		body.Requests = append(body.Requests, s.requestView(&rec, sess))
 	}
 	p.Body = body
 	s.render(w, http.StatusOK, "pending", p)

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -232,11 +233,12 @@ func TestPendingShowsWhatTheCardShows(t *testing.T) {
 	r := newRig(t, policy.Config{})
 	older := r.askCmd("s1", "make build")
 	rec := r.ask("s2", map[string]any{"command": "rm -rf ./build"}, "clean before the release")
+	waitUntil(t, "the card posted", func() bool { return len(r.get(rec.ID).Cards) == 1 })
 	b := r.browser()
 	b.mustSignIn()
 	a := b.get("/ui/")
 	body := text(a.body)
-	wantIn(t, body, "Approval needed", "<code>bash</code>", "<code>rm -rf ./build</code>", "<code>agent</code>", "<code>s2</code>",
+	wantIn(t, body, `<span class="card-ref">telegram <code>-100</code></span>`, "Approval needed", "<code>bash</code>", "<code>rm -rf ./build</code>", "<code>agent</code>", "<code>s2</code>",
 		"<code>/srv/app</code>", "clean before the release", "<dt>Rule that asked</dt>", "left</time>",
 		">Allow once</button>", ">Allow for session</button>", ">Deny</button>", ">Reason</label>", `id="pending-count" aria-label="2 waiting">2<`)
 	if strings.Contains(body, ">Allow always</button>") {
@@ -409,5 +411,23 @@ func TestSafeNext(t *testing.T) {
 				t.Fatalf("next %q → %q, want %q", next, got, want)
 			}
 		})
+	}
+}
+
+func TestPendingPageShowsTheNewestAndCountsTheRest(t *testing.T) {
+	r := newRig(t, policy.Config{})
+	var last approval.Request
+	for i := range 203 {
+		last = r.askCmd(fmt.Sprint("s", i%4), fmt.Sprint("make step-", i))
+	}
+	b := r.browser()
+	b.mustSignIn()
+	body := b.get("/ui/").body
+	if n := strings.Count(body, `<article class="req req-pending"`); n != 200 {
+		t.Fatalf("%d requests shown, want the newest 200", n)
+	}
+	wantIn(t, body, `aria-label="203 waiting">203<`, "3 older waiting requests are not shown here", "make step-202")
+	if strings.Contains(body, "make step-2<") || !strings.Contains(body, last.ID) {
+		t.Fatal("not the newest shown")
 	}
 }
