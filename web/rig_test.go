@@ -81,6 +81,12 @@ type rig struct {
 // store, and a chat channel that records its cards.
 func newRig(t *testing.T, pcfg policy.Config) *rig {
 	t.Helper()
+	return newRigWith(t, pcfg, nil)
+}
+
+// newRigWith is newRig with the panel's options changed by opt (a clock, a TTL).
+func newRigWith(t *testing.T, pcfg policy.Config, opt func(*web.Options)) *rig {
+	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "p.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +108,11 @@ func newRig(t *testing.T, pcfg policy.Config) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	panel, err := web.New(web.Options{Gate: g, Store: st, Auth: srvAPI.Authenticate})
+	wo := web.Options{Gate: g, Store: st, Auth: srvAPI.Authenticate}
+	if opt != nil {
+		opt(&wo)
+	}
+	panel, err := web.New(wo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,3 +278,21 @@ func askOf(session, cmd string) gate.Ask {
 
 // callerOperator is the panel's operator asking through the API with its own token.
 var callerOperator = gate.Caller{Name: "operator", Operator: true}
+
+// clock is a settable clock for the panel.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}

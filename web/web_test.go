@@ -7,9 +7,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/core/policy"
+	"github.com/approvebot/approvebot/web"
 )
 
 func TestSignIn(t *testing.T) {
@@ -109,7 +111,8 @@ func TestSignInFormNeedsItsCSRFToken(t *testing.T) {
 }
 
 func TestFailedSignInsAreSlowedDown(t *testing.T) {
-	r := newRig(t, policy.Config{})
+	clk := &clock{t: time.Now()}
+	r := newRigWith(t, policy.Config{}, func(o *web.Options) { o.Now = clk.now })
 	b := r.browser()
 	for i := range 10 {
 		if a := b.signIn("wrong-token-0123456789abcdef"); a.status != http.StatusUnauthorized {
@@ -119,6 +122,34 @@ func TestFailedSignInsAreSlowedDown(t *testing.T) {
 	a := b.signIn(operatorToken)
 	if a.status != http.StatusTooManyRequests || !strings.Contains(a.body, "Too many failed sign-ins") {
 		t.Fatalf("11th attempt: %d %s", a.status, a.body)
+	}
+	// One more try every 6 s.
+	clk.add(6 * time.Second)
+	if a := b.signIn(operatorToken); a.status != http.StatusSeeOther {
+		t.Fatalf("after 6 s: %d", a.status)
+	}
+}
+
+func TestSignInExpires(t *testing.T) {
+	clk := &clock{t: time.Now()}
+	r := newRigWith(t, policy.Config{}, func(o *web.Options) { o.Now = clk.now; o.SessionTTL = time.Hour })
+	b := r.browser()
+	a := b.signIn(operatorToken)
+	for _, ck := range (&http.Response{Header: a.header}).Cookies() {
+		if ck.Name == "approvebot_session" && ck.MaxAge != 3600 {
+			t.Fatalf("cookie lives %d s, want 3600", ck.MaxAge)
+		}
+	}
+	clk.add(59 * time.Minute)
+	if a := b.get("/ui/history"); a.status != http.StatusOK {
+		t.Fatalf("before expiry: %d", a.status)
+	}
+	clk.add(time.Minute)
+	if a := b.get("/ui/history"); a.status != http.StatusSeeOther {
+		t.Fatalf("after expiry: %d", a.status)
+	}
+	if a := b.post("/ui/signout", url.Values{"csrf": {b.csrf}}); a.status != http.StatusForbidden {
+		t.Fatalf("a form of an expired sign-in: %d", a.status)
 	}
 }
 
