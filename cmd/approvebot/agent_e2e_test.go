@@ -973,6 +973,13 @@ func TestAskAndExec(t *testing.T) {
 		if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(out, "source=unattended") {
 			t.Fatalf("audit text: %d %q", code, out)
 		}
+		out, code = agRun(t, opEnv, "", "audit", "-session", "op-sess", "-outcome", "deny", "-source", "unattended", "-since", "1h", "-json")
+		if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"source":"unattended"`) {
+			t.Fatalf("audit filtered: %d %q", code, out)
+		}
+		if out, code = agRun(t, opEnv, "", "audit", "-outcome", "denied"); code != 1 || out != "" {
+			t.Fatalf("audit with an unknown outcome: %d %q", code, out)
+		}
 		out, code = agRun(t, opEnv, "", "allowlist", "list")
 		if code != 0 || out != "no persisted allowlist entries\n" {
 			t.Fatalf("allowlist list: %d %q", code, out)

@@ -17,6 +17,7 @@ import (
 	"github.com/approvebot/approvebot/core/policy"
 	"github.com/approvebot/approvebot/metrics"
 	"github.com/approvebot/approvebot/store"
+	"github.com/approvebot/approvebot/web"
 )
 
 func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -100,6 +101,11 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	if err != nil {
 		return err
 	}
+	panel, err := web.New(web.Options{Gate: g, Store: st, Auth: srvAPI.Authenticate, Logger: log})
+	if err != nil {
+		return err
+	}
+	srvAPI.Mount(web.Prefix, panel)
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Server.Listen, err)

@@ -199,5 +199,6 @@ func (g *Gate) finish(rec approval.Request) {
 	}
 	g.metrics.Decided(rec.Outcome, rec.Source, rec.DecidedAt.Sub(rec.CreatedAt))
 	g.log.Info("request decided", "request_id", rec.ID, "session", rec.Session, "outcome", rec.Outcome, "source", rec.Source, "decided_by", rec.DecidedBy)
+	g.events.publish(Event{Kind: EventDecided, Request: rec})
 	g.editAll(rec, rec.Cards)
 }

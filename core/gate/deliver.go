@@ -26,9 +26,11 @@ func (g *Gate) editAll(rec approval.Request, refs []approval.CardRef) {
 			defer g.jobs.Done()
 			ctx, cancel := context.WithTimeout(g.bg, g.opts.EditTimeout)
 			defer cancel()
-			if err := ch.Edit(ctx, ref, card); err != nil {
+			err := ch.Edit(ctx, ref, card)
+			if err != nil {
 				g.log.Warn("editing card failed", "request_id", rec.ID, "channel", ref.Channel, "err", err)
 			}
+			g.events.publish(Event{Kind: EventCardEdited, Request: rec, Card: ref, Err: err})
 		}()
 	}
 }
@@ -116,6 +118,7 @@ func (g *Gate) recordCard(id string, ref approval.CardRef) {
 		g.cards[ref] = id
 	}
 	g.mu.Unlock()
+	g.events.publish(Event{Kind: EventCardPosted, Request: cur, Card: ref})
 }
 
 func (g *Gate) fallback(id string, allows bool) {

@@ -126,6 +126,7 @@ type Gate struct {
 	channels []Channel
 	byName   map[string]Channel
 	routes   []Route
+	events   eventHub
 
 	mu    sync.Mutex
 	live  map[string]*waiter
@@ -381,6 +382,9 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 		g.forget(rec.ID)
 		return approval.Request{}, fmt.Errorf("storing request: %w", err)
 	}
+	// Published before the request can be listed or decided, so that no subscriber sees
+	// its decision first.
+	g.events.publish(Event{Kind: EventCreated, Request: rec})
 	g.mu.Lock()
 	w.stored = true
 	g.mu.Unlock()

@@ -59,6 +59,7 @@ func (g *Gate) Close(ctx context.Context) error {
 	}
 	g.closed = true
 	close(g.closing)
+	g.events.close()
 	for _, w := range g.live {
 		if w.timer != nil {
 			w.timer.Stop()
