@@ -395,7 +395,11 @@ func (s *Server) getRequest(w http.ResponseWriter, r *http.Request, c caller) *a
 			rec = got
 		}
 	}
-	writeRequest(w, rec)
+	v := viewOf(&rec)
+	if c.role == RoleOperator {
+		v.Cards = cardViews(rec.Cards)
+	}
+	writeView(w, rec, v)
 	return nil
 }
 

@@ -24,7 +24,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/approvebot/approvebot/channels/telegram/telegramfake"
+	"github.com/approvebot/approvebot/channels/telegram/telegramtest"
 	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/internal/testserver"
 	"github.com/approvebot/approvebot/store"
@@ -35,7 +35,7 @@ const (
 	brChat    = int64(-1009)
 )
 
-var brAlice = telegramfake.User{ID: 111, FirstName: "Alice"}
+var brAlice = telegramtest.User{ID: 111, FirstName: "Alice"}
 
 func needBrowser(t *testing.T) string {
 	t.Helper()
@@ -135,7 +135,7 @@ func xRequest(id string) string { return fmt.Sprintf(`//article[@id="req-%s"]`, 
 
 type brRig struct {
 	s    *testserver.Server
-	fake *telegramfake.Server
+	fake *telegramtest.Server
 }
 
 // agentAsk files a request as the agent and waits for the decision in the background.
@@ -176,9 +176,9 @@ func waitResult(t *testing.T, ch <-chan map[string]any) map[string]any {
 }
 
 // card waits for the Telegram card of request id.
-func (r *brRig) card(t *testing.T, id string) telegramfake.Message {
+func (r *brRig) card(t *testing.T, id string) telegramtest.Message {
 	t.Helper()
-	var card telegramfake.Message
+	var card telegramtest.Message
 	r.fake.WaitFor(t, 30*time.Second, "the card of "+id, func() bool {
 		for _, m := range r.fake.BotMessages(brChat) {
 			if strings.Contains(m.Plain, "Request: "+id) {
@@ -240,8 +240,8 @@ func screenshotDir(t *testing.T) string {
 
 func TestPanelInABrowser(t *testing.T) {
 	bin := needBrowser(t)
-	fake := telegramfake.Start(t, telegramfake.Options{Token: brTGToken})
-	fake.AddChat(telegramfake.Chat{ID: brChat, Type: "supergroup", Title: "on-call"})
+	fake := telegramtest.Start(t, telegramtest.Options{Token: brTGToken})
+	fake.AddChat(telegramtest.Chat{ID: brChat, Type: "supergroup", Title: "on-call"})
 	dir := t.TempDir()
 	seedHistory(t, filepath.Join(dir, "approvebot.db"))
 	s := testserver.Start(t, testserver.Options{

@@ -63,12 +63,11 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	if err != nil {
 		return err
 	}
-	var m *metrics.Metrics
-	chans, handlers, err := buildChannels(cfg, log, func(channel string) { m.Refused(channel) })
+	chans, handlers, err := buildChannels(cfg, log)
 	if err != nil {
 		return err
 	}
-	m = metrics.New(func() map[string]gate.Health { return channelHealth(chans) }, func() (uint64, uint64, float64) {
+	m := metrics.New(func() map[string]gate.Health { return channelHealth(chans) }, func() (uint64, uint64, float64) {
 		cs := st.CommitStats()
 		return cs.Writes, cs.Commits, cs.Time.Seconds()
 	})
@@ -133,7 +132,7 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 		runners.Add(1)
 		go func() {
 			defer runners.Done()
-			if err := r.Run(runCtx, g); err != nil && !errors.Is(err, context.Canceled) {
+			if err := r.Run(runCtx, counting{Gate: g, Counter: m}); err != nil && !errors.Is(err, context.Canceled) {
 				log.Error("channel stopped", "channel", c.Name(), "err", err)
 			}
 		}()

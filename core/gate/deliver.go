@@ -79,6 +79,8 @@ func (g *Gate) deliver(rec approval.Request, fallbackAllows bool) {
 					if g.posting[t]--; g.posting[t] <= 0 {
 						delete(g.posting, t)
 					}
+					close(g.posted)
+					g.posted = make(chan struct{})
 					g.mu.Unlock()
 				}()
 				ref, err := ch.Post(ctx, t.Chat, card)
@@ -120,14 +122,7 @@ func (g *Gate) recordCard(id string, ref approval.CardRef) {
 }
 
 func (g *Gate) fallback(id string, allows bool) {
-	res := approval.Resolution{
-		State: approval.StateDenied, Outcome: approval.OutcomeDeny, Source: approval.SourceFallback,
-		DecidedBy: "approvebot", Reason: "no channel could deliver the card", Message: msgFallback(),
-	}
-	if allows {
-		res.State, res.Outcome, res.Reason, res.Message = approval.StateAllowed, approval.OutcomeAllowOnce, "no channel could deliver; allowlist satisfied", msgAllowedFallback()
-	}
-	if _, err := g.resolve(g.bg, id, res); err != nil {
+	if _, err := g.resolve(g.bg, id, fallbackResolution(allows)); err != nil {
 		var lost *AlreadyDecidedError
 		if !errors.As(err, &lost) {
 			g.log.Error("fallback decision failed", "request_id", id, "err", err)

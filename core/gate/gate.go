@@ -134,6 +134,8 @@ type Gate struct {
 	// posting counts card posts in flight per chat, so ByCard can wait for a card whose
 	// message exists on the platform but whose reference is not recorded yet.
 	posting map[approval.Target]int
+	// posted is closed (and replaced) whenever a card post finishes, waking ByCard.
+	posted  chan struct{}
 	closing chan struct{}
 	closed  bool
 	jobs    sync.WaitGroup
@@ -182,7 +184,7 @@ func New(opts Options, store Store, engine *policy.Engine, channels []Channel, r
 	g := &Gate{
 		opts: opts, store: store, engine: engine, log: opts.Logger, metrics: opts.Metrics, now: opts.Now,
 		byName: map[string]Channel{}, live: map[string]*waiter{}, cards: map[approval.CardRef]string{},
-		posting: map[approval.Target]int{},
+		posting: map[approval.Target]int{}, posted: make(chan struct{}),
 		closing: make(chan struct{}),
 	}
 	g.bg, g.bgCancel = context.WithCancel(context.Background())
