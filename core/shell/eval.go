@@ -203,12 +203,33 @@ func (w *walker) evalArgs(args []Arg, stdin stdinState) (string, bool) {
 		}
 		return out, true
 	case "cat":
+		var out strings.Builder
+		files := false
 		for _, a := range argv[1:] {
-			if a != "-" && a != "-u" {
+			if a == "-u" {
+				continue
+			}
+			if a == "-" {
+				s, ok := in()
+				if !ok {
+					return "", false
+				}
+				out.WriteString(s)
+				files = true
+				continue
+			}
+			// A file the same command line wrote, with known content.
+			text, known, ok := w.writtenFile(a)
+			if strings.HasPrefix(a, "-") || !ok || !known {
 				return "", false
 			}
+			out.WriteString(text)
+			files = true
 		}
-		return in()
+		if !files {
+			return in()
+		}
+		return out.String(), true
 	case "base64":
 		dec := false
 		for _, a := range argv[1:] {
