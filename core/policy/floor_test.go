@@ -380,6 +380,8 @@ var floorCases = []struct {
 	{"vim -c '!rm -rf /' f", FloorRmRoot},
 	{"vim +'!rm -rf ~' f", FloorRmHome},
 	{"ex -c 'call system(\"rm -rf /\")' f", FloorRmRoot},
+	{"vim -c 'py3 import os; os.system(\"rm -rf /\")' f", FloorRmRoot},
+	{"vim -c 'lua os.execute(\"rm -rf ~\")' f", FloorRmHome},
 	{"ed f <<< '!rm -rf /'", FloorRmRoot},
 	{"gdb -batch -ex 'shell rm -rf /'", FloorRmRoot},
 	{"gdb --args rm -rf /", FloorRmRoot},
