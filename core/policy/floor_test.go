@@ -408,6 +408,8 @@ var floorCases = []struct {
 	{"awk -v c='rm -rf /' 'BEGIN{system(c)}'", FloorRmRoot},
 	{"awk 'BEGIN{c=\"rm -rf /\"; system(c)}'", FloorRmRoot},
 	{"python3 -c 'c=\"rm -rf /\"; import os; os.system(c)'", FloorRmRoot},
+	{"python3 -c \"import os; getattr(os, 'sys' + 'tem')('rm -rf /')\"", FloorRmRoot},
+	{"python3 -c \"import shutil; getattr(shutil, 'rmtree')('/etc')\"", FloorRmSystem},
 	{"npm explore pkg -- rm -rf /", FloorRmRoot},
 	{"npm --script-shell='rm -rf /' test", FloorRmRoot},
 	{"GIT_SSH_COMMAND='rm -rf /' git fetch", FloorRmRoot},
