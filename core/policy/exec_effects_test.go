@@ -221,7 +221,7 @@ func TestProjectDir(t *testing.T) {
 		"/home/u/proj": true, "/srv/app": true, "/opt/app": true, "/tmp/build": true, "/usr/src/linux": true,
 		"/": false, "/home/u": false, "/root": false, "/Users/x": false, "/home": false, "/etc": false,
 		"/etc/nginx": false, "/usr": false, "/usr/local/bin": false, "/var/lib/docker": false, "/tmp": false,
-		"/proc/1": false, "": false, "/root/proj": false,
+		"/proc/1": false, "": false, "/root/proj": true, "/root/.config": true,
 	} {
 		if got := projectDir(cwd, "/home/u") != ""; got != want {
 			t.Errorf("projectDir(%q) = %v, want %v", cwd, got, want)

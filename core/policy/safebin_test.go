@@ -21,7 +21,8 @@ func TestSafeBins(t *testing.T) {
 		{"cat x >> notes.txt", true}, // a write inside the project
 		{"cat x >> /tmp/notes.txt", false},
 		{"cat x > $OUT", false},
-		{"ls $HOME", false},
+		{"ls $HOME", true}, // a value the request tells: checked like a literal
+		{"ls $UNSET_VAR", false},
 		{"ls $(pwd)", false},
 		{"grep -rn TODO src", true},
 		{"grep -f patterns.txt file", true},
