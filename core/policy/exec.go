@@ -403,6 +403,8 @@ func describeMiss(s Segment) string {
 	switch {
 	case len(s.Writes) > 0 && s.SatisfiedBy == "" && s.ResolvedPath != "":
 		return name + " (" + s.ResolvedPath + ", writes " + strings.Join(s.Writes, ", ") + ")"
+	case s.ArgsOnly != "":
+		return name + " (" + s.ResolvedPath + ", allowlisted only for the arguments \"" + s.ArgsOnly + "\")"
 	case s.ResolvedPath != "":
 		return name + " (" + s.ResolvedPath + ")"
 	case len(s.Writes) > 0:
@@ -483,6 +485,11 @@ func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.R
 	if j.autoSkills && j.skills[name] {
 		seg.SatisfiedBy = SatisfiedSkill
 		return true
+	}
+	// Say so when an entry names the executable but not these arguments.
+	q.anyArgs = true
+	if p, ok := j.allow.first(&q); ok && p.entry.Args != "" {
+		seg.ArgsOnly = p.entry.Args
 	}
 	return false
 }
