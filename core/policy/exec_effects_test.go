@@ -262,3 +262,24 @@ func TestStringLiterals(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// FuzzJudge: no command line makes the judgement panic, and a command with a concern is
+// never allowed, even with everything allowlisted and security = "full".
+func FuzzJudge(f *testing.F) {
+	for _, seed := range []string{"cat ~/.ssh/id_rsa", "echo x > /tmp/y", "grep -r k ~", "tar czf x ~",
+		"find . -fprint /tmp/x", "sed 's/a/b/w /etc/x' f", "python3 -c \"open('/etc/shadow')\"", "env", "ls | xargs cat",
+		"curl -o /tmp/x u", "git -C /srv x commit", "cp -r ~ b", "cat @(x|.env)", "dd of=/tmp/x"} {
+		f.Add(seed)
+	}
+	env := newTestEnv(f)
+	j := env.judge(f, ExecConfig{Security: "full", Allowlist: []AllowlistEntry{{Pattern: env.bin + "/*"}}})
+	f.Fuzz(func(t *testing.T, cmd string) {
+		if len(cmd) > 2000 {
+			return
+		}
+		got := j.Judge(CommandInput{Command: cmd, Cwd: "/srv/app", Agent: "a"})
+		if len(got.Concerns) > 0 && (got.Verdict == Allow || got.AllowlistSatisfied) {
+			t.Fatalf("%q: allowed with concerns %+v", cmd, got.Concerns)
+		}
+	})
+}
