@@ -159,6 +159,8 @@ func TestAskFailsClosed(t *testing.T) {
 		{name: "allowed true while pending 202", create: answer(202, object(testID, "pending", "true", "null")), want: VerdictError},
 		{name: "allowed true while pending 200", create: answer(200, object(testID, "pending", "true", "null")), want: VerdictError},
 		{name: "allowed true state denied", create: answer(200, object(testID, "denied", "true", `"allow_once"`)), want: VerdictError},
+		{name: "explicit true state denied", create: answer(200, strings.Replace(deniedObj, `"allowed":false`, `"allowed":false,"explicit":true`, 1)), want: VerdictError},
+		{name: "explicit true while pending", create: answer(202, strings.Replace(pendingObj, `"allowed":false`, `"allowed":false,"explicit":true`, 1)), want: VerdictError},
 		{name: "state allowed allowed false", create: answer(200, object(testID, "allowed", "false", `"allow_once"`)), want: VerdictError},
 		{name: "state allowed outcome deny", create: answer(200, object(testID, "allowed", "true", `"deny"`)), want: VerdictError},
 		{name: "state allowed outcome timeout", create: answer(200, object(testID, "allowed", "true", `"timeout"`)), want: VerdictError},
@@ -384,6 +386,32 @@ func TestAskAllowed(t *testing.T) {
 	}
 }
 
+// An allow is explicit only when the server says so; a denial never is.
+func TestExplicitlyAllowed(t *testing.T) {
+	explicitObj := strings.Replace(allowedObj, `"allowed":true`, `"allowed":true,"explicit":true`, 1)
+	for _, c := range []struct {
+		name          string
+		obj           string
+		allowed, expl bool
+	}{
+		{"tier default allow", allowedObj, true, false},
+		{"explicit allow", explicitObj, true, true},
+		{"explicit false", strings.Replace(allowedObj, `"allowed":true`, `"allowed":true,"explicit":false`, 1), true, false},
+		{"denied", deniedObj, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(t, answer(200, c.obj), answer(200, c.obj))
+			res := newTestClient(t, f.URL, Options{}).Ask(context.Background(), testAsk())
+			if res.Allowed() != c.allowed || res.ExplicitlyAllowed() != c.expl {
+				t.Fatalf("allowed=%v explicit=%v, want %v %v (%+v)", res.Allowed(), res.ExplicitlyAllowed(), c.allowed, c.expl, res)
+			}
+		})
+	}
+	if (Result{}).ExplicitlyAllowed() {
+		t.Fatal("the zero Result is explicitly allowed")
+	}
+}
+
 // TestPollSurvivesRestart: the server goes away while the request is pending and comes
 // back on the same address; the client re-polls and gets the decision.
 func TestPollSurvivesRestart(t *testing.T) {
@@ -496,11 +524,11 @@ func TestOperatorCalls(t *testing.T) {
 		case strings.HasSuffix(r.URL.Path, "/decision"):
 			write(w, 409, `{"error":{"code":"already_decided","message":"already decided (deny) by alice at 2026-01-01T00:00:00Z","decided_by":"alice","decided_at":"2026-01-01T00:00:00Z","request":`+deniedObj+`}}`)
 		case r.URL.Path == "/v1/audit":
-			write(w, 200, `{"entries":[{"seq":1,"time":"2026-01-01T00:00:00Z","event":"decision","outcome":"deny"}]}`)
+			write(w, 200, `{"entries":[{"seq":7,"time":"2026-01-01T00:00:00Z","event":"decision","outcome":"deny"}],"next_before":7}`)
 		case r.URL.Path == "/v1/allowlist" && r.Method == "GET":
 			write(w, 200, `{"entries":[{"pattern":"/usr/bin/git","added_by":"alice","request_id":"x","added_at":"2026-01-01T00:00:00Z"}]}`)
 		case r.URL.Path == "/v1/allowlist":
-			write(w, 200, `{"revoked":"/usr/bin/git"}`)
+			write(w, 200, `{"revoked":[{"pattern":"/usr/bin/git","agent":"ci","added_by":"alice","request_id":"x","added_at":"2026-01-01T00:00:00Z"}]}`)
 		default:
 			write(w, 200, `{"session":"s1","tier":"ask","unattended":true,"paused":false,"denials":0,"parent":""}`)
 		}
@@ -516,30 +544,43 @@ func TestOperatorCalls(t *testing.T) {
 	if !ok || ae.Status != 409 || ae.DecidedBy != "alice" || ae.Request == nil || ae.Request.State != "denied" {
 		t.Fatalf("Decide: %#v", err)
 	}
-	if e, err := c.Audit(ctx, AuditQuery{Session: "s 1", Since: "1h", Limit: 5}); err != nil || len(e) != 1 || e[0].Outcome != "deny" {
-		t.Fatalf("Audit: %v %v", e, err)
+	if p, err := c.Audit(ctx, AuditQuery{Session: "s 1", Since: "1h", Outcome: "deny", Before: 9, Limit: 5}); err != nil || len(p.Entries) != 1 || p.Entries[0].Outcome != "deny" || p.NextBefore != 7 {
+		t.Fatalf("Audit: %+v %v", p, err)
 	}
 	if e, err := c.Allowlist(ctx); err != nil || len(e) != 1 || e[0].Pattern != "/usr/bin/git" {
 		t.Fatalf("Allowlist: %v %v", e, err)
 	}
-	if err := c.Revoke(ctx, "/usr/bin/git"); err != nil {
+	if r, err := c.Revoke(ctx, "/usr/bin/git", nil, nil); err != nil || len(r) != 1 || r[0].Agent != "ci" {
+		t.Fatalf("Revoke: %v %v", r, err)
+	}
+	ci, none := "ci", ""
+	if _, err := c.Revoke(ctx, "/usr/bin/git", &ci, &none); err != nil {
 		t.Fatal(err)
 	}
 	tier, yes := "ask", true
 	if s, err := c.SetSession(ctx, "s1", SessionUpdate{Tier: &tier, Unattended: &yes}); err != nil || s.Tier != "ask" {
 		t.Fatalf("SetSession: %v %v", s, err)
 	}
-	if _, err := c.Unpause(ctx, "s1"); err != nil {
+	if s, err := c.SetSession(ctx, "s1", SessionUpdate{Agent: "ci", Tier: &tier}); err != nil || s.Tier != "ask" {
+		t.Fatalf("SetSession: %v %v", s, err)
+	}
+	if _, err := c.Unpause(ctx, "s1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Unpause(ctx, "s1", "ci"); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
 		"GET /v1/requests?state=pending ",
 		"POST /v1/requests/" + testID + `/decision {"outcome":"allow_once","reason":"ok"}`,
-		"GET /v1/audit?limit=5&session=s+1&since=1h ",
+		"GET /v1/audit?before=9&limit=5&outcome=deny&session=s+1&since=1h ",
 		"GET /v1/allowlist ",
 		"DELETE /v1/allowlist?pattern=%2Fusr%2Fbin%2Fgit ",
+		"DELETE /v1/allowlist?agent=ci&args=&pattern=%2Fusr%2Fbin%2Fgit ",
 		`PUT /v1/sessions/s1 {"tier":"ask","unattended":true}`,
+		`PUT /v1/sessions/s1 {"agent":"ci","tier":"ask"}`,
 		"POST /v1/sessions/s1/unpause ",
+		`POST /v1/sessions/s1/unpause {"agent":"ci"}`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
