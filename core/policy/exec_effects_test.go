@@ -68,7 +68,7 @@ func TestJudgeSensitiveAndEffects(t *testing.T) {
 		{"git show HEAD:.env", proj, Ask, RuleSensitive, ".env"},
 		{"git add .env", proj, Ask, RuleSensitive, ".env"},
 		{"scp host:~/.ssh/id_rsa .", proj, Ask, RuleSensitive, "~/.ssh"},
-		{"make deploy KEY_FILE=~/.ssh/id_ed25519", proj, Ask, RuleSensitive, "~/.ssh"},
+		{"make deploy KEY_FILE=~/.ssh/id_ed25519", proj, Ask, RuleSensitive, "/home/agent/.ssh/id_ed25519"},
 		{"dd if=/dev/sda of=disk.img", proj, Ask, RuleSensitive, "/dev/sd*"},
 		{"AWS_SHARED_CREDENTIALS_FILE=~/.aws/credentials npm test", proj, Ask, RuleSensitive, "~/.aws"},
 		{"cat < ~/.ssh/id_rsa", proj, Ask, RuleSensitive, "~/.ssh"},
