@@ -146,6 +146,7 @@ type allowQuery struct {
 	args                  []shell.Arg // the words after the executable, or
 	words                 []string
 	noArgs                bool // entries with an argv pattern never match
+	anyArgs               bool // entries with an argv pattern match whatever the arguments
 	joined                string
 	didJoin               bool
 }
@@ -167,7 +168,7 @@ func (q *allowQuery) accepts(p *allowPattern) bool {
 	if p.entry.Agent != "" && p.entry.Agent != q.agent {
 		return false
 	}
-	if p.args == "" {
+	if p.args == "" || q.anyArgs {
 		return true
 	}
 	if q.noArgs {

@@ -196,6 +196,10 @@ func TestJudgeAllowlistArgs(t *testing.T) {
 			t.Errorf("%s: %v (%s), want %v", tc.cmd, got.Verdict, got.Reason, tc.want)
 		}
 	}
+	got := j.Judge(CommandInput{Command: "npm publish", Cwd: "/srv/proj"})
+	if !strings.Contains(got.Reason, `allowlisted only for the arguments "test"`) || got.Segments[0].ArgsOnly != "test" {
+		t.Errorf("the reason should say the entry is for other arguments: %q %+v", got.Reason, got.Segments)
+	}
 }
 
 // The index must answer exactly what a scan in configuration order answers: random entries

@@ -102,6 +102,9 @@ type Segment struct {
 	// Entry is the allowlist pattern that matched, if any, and EntryArgs its argv pattern.
 	Entry     string `json:"entry,omitempty"`
 	EntryArgs string `json:"entry_args,omitempty"`
+	// ArgsOnly is the argv pattern of an entry for this executable that the arguments did
+	// not match (the entry allows other calls of it).
+	ArgsOnly string `json:"args_only,omitempty"`
 	// Wrappers lists the wrappers unwrapped to reach this segment.
 	Wrappers []string `json:"wrappers,omitempty"`
 	Writes   []string `json:"writes,omitempty"`

@@ -295,10 +295,10 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJu
 		}
 	}
 	out.Concerns = j.concerns(an, in)
+	out.Verdict, out.Rule, out.Reason = j.policy(an, out.AllowlistSatisfied, firstMiss)
 	if len(out.Concerns) > 0 {
 		out.AllowlistSatisfied = false
 	}
-	out.Verdict, out.Rule, out.Reason = j.policy(an, out.AllowlistSatisfied, firstMiss)
 	out.Source = approval.SourcePolicy
 	if askRule != nil && out.Verdict != Deny {
 		out.Verdict, out.Source, out.Rule = Ask, approval.SourceRule, askRule.name
@@ -403,6 +403,8 @@ func describeMiss(s Segment) string {
 	switch {
 	case len(s.Writes) > 0 && s.SatisfiedBy == "" && s.ResolvedPath != "":
 		return name + " (" + s.ResolvedPath + ", writes " + strings.Join(s.Writes, ", ") + ")"
+	case s.ArgsOnly != "":
+		return name + " (" + s.ResolvedPath + ", allowlisted only for the arguments \"" + s.ArgsOnly + "\")"
 	case s.ResolvedPath != "":
 		return name + " (" + s.ResolvedPath + ")"
 	case len(s.Writes) > 0:
@@ -484,6 +486,11 @@ func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.R
 		seg.SatisfiedBy = SatisfiedSkill
 		return true
 	}
+	// Say so when an entry names the executable but not these arguments.
+	q.anyArgs = true
+	if p, ok := j.allow.first(&q); ok && p.entry.Args != "" {
+		seg.ArgsOnly = p.entry.Args
+	}
 	return false
 }
 
@@ -492,8 +499,15 @@ func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.R
 // to a file name starting with "-" (a file called --output=x turns sort * into a write) unless
 // no option of the program does harm (wc -l *.go).
 func safeArgs(s *shell.Segment, name string) bool {
-	if s.MoreArgs || !s.Static() {
+	if s.MoreArgs {
 		return false
+	}
+	for i := range s.Args {
+		// A value the analysis knows exactly ("$PWD" from the request's cwd) is checked by the
+		// profile like a literal; an unknown one could be any option.
+		if a := &s.Args[i]; !a.Static && !a.Known {
+			return false
+		}
 	}
 	for _, e := range s.Env {
 		name, _, _ := strings.Cut(e, "=")

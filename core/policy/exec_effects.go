@@ -203,7 +203,7 @@ var notProjectTrees = []string{
 	"/etc", "/proc", "/sys", "/dev", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 	"/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec", "/usr/share",
 	"/usr/include", "/usr/local/bin", "/usr/local/sbin", "/usr/local/lib", "/usr/local/share", "/usr/local/etc",
-	"/var/lib", "/var/log", "/var/spool", "/var/cache", "/var/run", "/var/mail", "/var/backups", "/run", "/root",
+	"/var/lib", "/var/log", "/var/spool", "/var/cache", "/var/run", "/var/mail", "/var/backups", "/run",
 	"/System", "/Library", "/private/etc", "/snap", "/nix/store", "/Windows", "/Program Files",
 	"/Program Files (x86)", "/ProgramData",
 }
@@ -269,6 +269,19 @@ func (e *effectJudge) segment(s *shell.Segment) {
 		for _, lit := range stringLiterals(s.Code) {
 			e.codeLiteral(sc, lit)
 		}
+		dump, names := codeEnvReads(s.Lang, s.Code)
+		if dump != "" {
+			e.cs.add(Concern{Kind: ConcernEnv, What: dump, Reason: "inline " + s.Lang + " code reads the whole environment (" + dump + ")"})
+		}
+		for _, n := range names {
+			if SecretLookingName(n) {
+				e.cs.add(Concern{Kind: ConcernEnv, What: "$" + n, Reason: "inline " + s.Lang + " code reads the secret-looking variable " + n})
+			}
+		}
+	}
+	if s.MoreArgs && s.Judged && !moreArgsHarmless[name] {
+		e.cs.add(Concern{Kind: ConcernUnknown, What: name,
+			Reason: "runs " + name + " on names read from its input, which may be sensitive paths or outside the project"})
 	}
 	for _, w := range s.Writes {
 		target := w.Target
@@ -330,6 +343,14 @@ func (e *effectJudge) segment(s *shell.Segment) {
 			e.cs.add(Concern{Kind: ConcernEnv, What: "$" + v, Reason: "prints the secret-looking variable " + v})
 		}
 	}
+}
+
+// moreArgsHarmless are programs that may take file names from their input (xargs) without
+// revealing or changing the files: they count, list or hash them.
+var moreArgsHarmless = map[string]bool{
+	"wc": true, "ls": true, "stat": true, "du": true, "file": true, "md5sum": true, "sha1sum": true,
+	"sha256sum": true, "sha512sum": true, "echo": true, "printf": true, "basename": true, "dirname": true,
+	"realpath": true, "readlink": true, "test": true, "[": true, "true": true,
 }
 
 func expandTilde(p, home string) string {
@@ -431,9 +452,11 @@ func (e *effectJudge) codeLiteral(sc *sensScope, lit string) {
 	if strings.ContainsAny(lit, "*?[") {
 		e.glob(sc, lit, lit, false)
 	}
-	if !strings.ContainsAny(lit, "/\\") {
-		if g, ok := sc.s.namesSensitive(lit); ok {
-			e.cs.add(Concern{Kind: ConcernSensitive, What: lit, Glob: g, Reason: "inline code names " + lit + ", part of the sensitive path " + g})
+	// Each element by itself: os.path.join(home, ".ssh"), "#{Dir.home}/.netrc", f"{home}/.aws".
+	for _, el := range strings.FieldsFunc(lit, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if g, ok := sc.s.namesSensitive(el); ok {
+			e.cs.add(Concern{Kind: ConcernSensitive, What: lit, Glob: g, Reason: "inline code names " + el + ", part of the sensitive path " + g})
+			return
 		}
 	}
 }
@@ -555,6 +578,77 @@ func eachCompoundPart(w string, f func(string)) {
 			rest = rest[i+1:]
 		}
 	}
+}
+
+// envAccess is how a language reads its environment: the wholesale object, and the forms that
+// name one variable (the name is the first identifier after the form).
+type envAccess struct {
+	whole string
+	named []string
+}
+
+var envAccessByLang = map[string]envAccess{
+	"python":     {"os.environ", []string{"os.environ[", "os.environ.get(", "os.getenv(", "environ[", "environ.get("}},
+	"javascript": {"process.env", []string{"process.env.", "process.env[", "Deno.env.get("}},
+	"ruby":       {"ENV", []string{"ENV[", "ENV.fetch("}},
+	"perl":       {"%ENV", []string{"$ENV{"}},
+	"php":        {"$_ENV", []string{"getenv(", "$_ENV[", "$_SERVER["}},
+	"awk":        {"ENVIRON", []string{"ENVIRON["}},
+	"lua":        {"", []string{"os.getenv("}},
+	"r":          {"Sys.getenv()", []string{"Sys.getenv("}},
+}
+
+// codeEnvReads finds, in inline interpreter code, a read of the whole environment (returned as
+// written) and the names of the variables it reads one by one. A wholesale form is one not
+// followed by a named access ("os.environ" alone, or os.environ.items(), dict(os.environ)).
+func codeEnvReads(lang, code string) (dump string, names []string) {
+	acc, ok := envAccessByLang[lang]
+	if !ok {
+		return "", nil
+	}
+	for _, form := range acc.named {
+		for rest := code; ; {
+			i := strings.Index(rest, form)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(form):]
+			name := strings.TrimLeft(rest, " '\"`")
+			n := 0
+			for n < len(name) && identChar(name, n) {
+				n++
+			}
+			if n > 0 {
+				names = append(names, name[:n])
+			}
+		}
+	}
+	if acc.whole == "" {
+		return "", names
+	}
+	for rest := code; ; {
+		i := strings.Index(rest, acc.whole)
+		if i < 0 {
+			break
+		}
+		if i > 0 && identChar(rest, i-1) && acc.whole[0] != '%' && acc.whole[0] != '$' {
+			rest = rest[i+len(acc.whole):]
+			continue // part of a longer name
+		}
+		after := rest[i+len(acc.whole):]
+		named := false
+		for _, form := range acc.named {
+			if strings.HasPrefix(acc.whole+after, form) || strings.HasPrefix(after, strings.TrimPrefix(form, acc.whole)) && strings.HasPrefix(form, acc.whole) {
+				named = true
+				break
+			}
+		}
+		if !named && !identChar(after, 0) {
+			return acc.whole, names
+		}
+		rest = after
+	}
+	return "", names
 }
 
 // stringLiterals returns the quoted strings of a program text ('…', "…", `…`), without the

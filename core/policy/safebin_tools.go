@@ -289,6 +289,14 @@ func buildToolSpecs() map[string]*toolSpec {
 			}
 		}
 	}})
+	add("crontab", &toolSpec{effects: func(c *toolCall, e *effects) {
+		for _, a := range c.args {
+			if a == "-l" || a == "-V" || a == "--help" {
+				return // lists or prints its version
+			}
+		}
+		e.writes = append(e.writes, "/var/spool/cron") // installs, edits or removes a crontab
+	}})
 	add("xxd", &toolSpec{parse: parseXxd, safe: maxOperands(1), effects: func(c *toolCall, e *effects) {
 		if len(c.p.Operands) > 1 {
 			e.writes = append(e.writes, c.p.Operands[1])
@@ -808,6 +816,13 @@ func tarEffects(c *toolCall, e *effects) {
 	}
 }
 
+func lastOr(list []string, def string) string {
+	if len(list) == 0 {
+		return def
+	}
+	return list[len(list)-1]
+}
+
 func joinRel(dir, p string) string {
 	if dir == "" || path.IsAbs(p) {
 		return p
@@ -970,6 +985,16 @@ sub:
 	case "config":
 		if gitSafe(args) {
 			return
+		}
+		local := true
+		for _, a := range rest {
+			if a == "--global" || a == "--system" || a == "--file" || a == "-f" || strings.HasPrefix(a, "--file=") {
+				local = false
+			}
+		}
+		if local {
+			// The repository's own configuration: core.hooksPath, aliases and pagers run programs.
+			e.writes = append(e.writes, joinRel(lastOr(dirs, ""), ".git/config"))
 		}
 		for k, a := range rest {
 			switch {

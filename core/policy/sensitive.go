@@ -689,6 +689,10 @@ func (s *Sensitive) collectGlobElement(c *candSet, e string) {
 		}
 	}
 	m := strings.IndexAny(e, globMeta)
+	if m < 0 {
+		s.collectElement(c, []byte(e)) // "!" or "@" alone: a literal name
+		return
+	}
 	lit := unescapeGlob(e[:m])
 	last := strings.LastIndexAny(e, "*?")
 	tail := unescapeGlob(e[last+1:])
