@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/approvebot/approvebot/core/approval"
 )
 
@@ -31,7 +33,6 @@ func seqs(entries []approval.AuditEntry) []uint64 {
 // outcomes and sources, one minute apart from base, and returns them as stored.
 func fillAudit(t *testing.T, s *Store, base time.Time, n int) []approval.AuditEntry {
 	t.Helper()
-	ctx := context.Background()
 	outcomes := []approval.Outcome{approval.OutcomeAllowOnce, approval.OutcomeDeny, approval.OutcomeTimeout}
 	sources := []approval.Source{approval.SourcePolicy, approval.SourceHuman}
 	// Names chosen to trip prefix and escaping mistakes: one is a prefix of another, one
@@ -39,7 +40,8 @@ func fillAudit(t *testing.T, s *Store, base time.Time, n int) []approval.AuditEn
 	sessions := []string{"a", "ab", "a\x00b", "<s&x>"}
 	agents := []string{"agent-1", "agent-10"}
 	tools := []string{"bash", "Bash", "read_file"}
-	for i := 0; i < n; i++ {
+	entries := make([]approval.AuditEntry, n)
+	for i := range entries {
 		e := approval.AuditEntry{
 			Time: base.Add(time.Duration(i) * time.Minute), Event: approval.EventDecision,
 			RequestID: fmt.Sprintf("req-%d", i%5), Session: sessions[i%len(sessions)], Agent: agents[i%len(agents)],
@@ -51,15 +53,30 @@ func fillAudit(t *testing.T, s *Store, base time.Time, n int) []approval.AuditEn
 			e.Event, e.Outcome, e.Source = approval.EventUnauthorized, "", ""
 			e.Summary = `echo '"tool":"read_file"' "session":"a"`
 		}
-		if err := s.AppendAudit(ctx, e); err != nil {
-			t.Fatal(err)
-		}
+		entries[i] = e
 	}
+	appendAll(t, s, entries)
 	all := auditEntries(t, s, approval.AuditQuery{Limit: maxAuditLimit})
 	if len(all) != n {
 		t.Fatalf("stored %d entries, want %d", len(all), n)
 	}
 	return all
+}
+
+// appendAll appends entries in one transaction (AppendAudit commits each).
+func appendAll(t *testing.T, s *Store, entries []approval.AuditEntry) {
+	t.Helper()
+	err := s.write(context.Background(), false, func(tx *bolt.Tx) error {
+		for _, e := range entries {
+			if err := s.appendAudit(tx, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func matches(q approval.AuditQuery, e approval.AuditEntry) bool {
@@ -284,6 +301,41 @@ func TestAuditCounts(t *testing.T) {
 				if !got[i].Hour.Equal(tt.want[i].Hour) || fmt.Sprint(got[i].Outcomes) != fmt.Sprint(tt.want[i].Outcomes) {
 					t.Fatalf("hour %d: got %+v, want %+v", i, got[i], tt.want[i])
 				}
+			}
+		})
+	}
+}
+
+func TestAuditCursorEdges(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	base := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	fillAudit(t, s, base, 20)
+	if _, _, err := s.Prune(ctx, time.Time{}, 15); err != nil { // seqs 1-5 are gone
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		q      approval.AuditQuery
+		want   []uint64
+		nextOK bool
+	}{
+		{"before beyond the newest", approval.AuditQuery{Before: 1 << 40, Limit: 3}, []uint64{18, 19, 20}, true},
+		{"before the oldest left", approval.AuditQuery{Before: 6}, nil, false},
+		{"before a pruned entry", approval.AuditQuery{Before: 3}, nil, false},
+		{"before the first seq", approval.AuditQuery{Before: 1}, nil, false},
+		{"before with a session index", approval.AuditQuery{Session: "a", Before: 17}, []uint64{9, 13}, false},
+		{"before and until, until older", approval.AuditQuery{Before: 20, Until: base.Add(8 * time.Minute)}, []uint64{6, 7, 8}, false},
+		{"before and since", approval.AuditQuery{Before: 10, Since: base.Add(7 * time.Minute)}, []uint64{8, 9}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			page, err := s.Audit(ctx, tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := seqs(page.Entries); !slices.Equal(got, tt.want) || (page.NextBefore != 0) != tt.nextOK {
+				t.Fatalf("got %v next_before %d, want %v (next_before set: %v)", got, page.NextBefore, tt.want, tt.nextOK)
 			}
 		})
 	}

@@ -51,7 +51,7 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(cfg.Server.Data, store.Options{})
+	st, err := store.Open(cfg.Server.Data, store.Options{Logger: log})
 	if err != nil {
 		return err
 	}
