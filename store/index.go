@@ -17,23 +17,46 @@ import (
 // length in front, then the 16-byte audit key, and the value is empty. The entries of
 // one name are contiguous and in trail order, and no name's keys can be taken for
 // another's (a session "a" is not a prefix of "ab", nor of "a\x00b"). A query filtered by
-// one of them visits only its matches; audit_seq maps a seq to its audit key, for the
-// cursor.
+// one of them visits only its matches.
+//
+// The request index is written in the transaction of its entry. The session and agent
+// indexes are deferred: a bbolt page is written for every session an entry lands in, so
+// writing them per group commit cost one page per entry with many sessions at once
+// (≈ 20 µs of the writer per request, measured). They are written in batches instead,
+// at least every deferredBatch entries, in the transaction of a group commit, which moves
+// a watermark (the last entry indexed) with them. The entries after the watermark, the
+// tail, are never more than about deferredBatch: a query walks them directly and then the
+// index below the watermark, so its cost does not grow with the trail.
+//
+// audit_seq maps a seq to its audit key for the cursor: every seqMarkEvery-th entry (the
+// entries between two marks are in seq order, so the walk from the mark before finds the
+// rest), and every entry written before version 2, whose keys are not all in seq order.
 
 // auditIndex is one secondary index and the field it indexes.
 type auditIndex struct {
 	bucket []byte
 	field  func(e *indexedFields) string
+	// deferred indexes are written in batches behind a watermark.
+	deferred bool
 }
 
 var auditIndexes = []auditIndex{
-	{bucketAuditRequest, func(e *indexedFields) string { return e.RequestID }},
-	{bucketAuditSession, func(e *indexedFields) string { return e.Session }},
-	{bucketAuditAgent, func(e *indexedFields) string { return e.Agent }},
+	{bucketAuditRequest, func(e *indexedFields) string { return e.RequestID }, false},
+	{bucketAuditSession, func(e *indexedFields) string { return e.Session }, true},
+	{bucketAuditAgent, func(e *indexedFields) string { return e.Agent }, true},
 }
 
+const (
+	// seqMarkEvery is how often audit_seq marks a seq.
+	seqMarkEvery = 256
+	// defaultDeferredBatch is the tail length that has the deferred indexes written.
+	defaultDeferredBatch = 2048
+	// maxDeferredBuild bounds one batch, so one group commit is never held up for long.
+	maxDeferredBuild = 8192
+)
+
 // indexedFields are the parts of an entry its indexes and counters are made of: what
-// retention and the migration decode, instead of the whole entry.
+// retention, the deferred indexes and the migration decode, instead of the whole entry.
 type indexedFields struct {
 	Event     string           `json:"event"`
 	RequestID string           `json:"request_id"`
@@ -46,12 +69,60 @@ func fieldsOf(e *approval.AuditEntry) indexedFields {
 	return indexedFields{Event: e.Event, RequestID: e.RequestID, Session: e.Session, Agent: e.Agent, Outcome: e.Outcome}
 }
 
+// decodeIndexed reads an entry's indexed fields. An entry is a flat JSON object written
+// by encoding/json, so each field's key appears once and only as a key (a quote inside a
+// string value is escaped, so `"session":"` cannot occur within one): the fields are
+// found by their key and their strings decoded alone, without decoding the whole entry.
 func decodeIndexed(raw []byte) (indexedFields, error) {
 	var f indexedFields
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return f, fmt.Errorf("corrupt audit entry: %w", err)
+	if len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
+		return f, fmt.Errorf("corrupt audit entry: not a JSON object: %.40q", raw)
+	}
+	for _, fld := range []struct {
+		key []byte
+		dst *string
+	}{
+		{keyEvent, &f.Event}, {keyRequestID, &f.RequestID}, {keySession, &f.Session}, {keyAgent, &f.Agent},
+		{keyOutcome, (*string)(&f.Outcome)},
+	} {
+		i := bytes.Index(raw, fld.key)
+		if i < 0 {
+			continue
+		}
+		v, err := jsonString(raw[i+len(fld.key)-1:])
+		if err != nil {
+			return f, fmt.Errorf("corrupt audit entry: field %s: %w", fld.key, err)
+		}
+		*fld.dst = v
 	}
 	return f, nil
+}
+
+var (
+	keyEvent     = []byte(`"event":"`)
+	keyRequestID = []byte(`"request_id":"`)
+	keySession   = []byte(`"session":"`)
+	keyAgent     = []byte(`"agent":"`)
+	keyOutcome   = []byte(`"outcome":"`)
+)
+
+// jsonString decodes the JSON string b starts with.
+func jsonString(b []byte) (string, error) {
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			return string(b[1:i]), nil
+		case '\\':
+			// An escape: let encoding/json find the end and decode it.
+			var s string
+			dec := json.NewDecoder(bytes.NewReader(b))
+			if err := dec.Decode(&s); err != nil {
+				return "", err
+			}
+			return s, nil
+		}
+	}
+	return "", errors.New("unterminated string")
 }
 
 // indexPrefix is a name as it starts its index keys: its length (uvarint), then it.
@@ -66,28 +137,54 @@ func seqKey(seq uint64) []byte {
 	return k[:]
 }
 
-// index writes the indexes and counters of the entry stored under key.
-func index(tx *bolt.Tx, key []byte, f *indexedFields) error {
-	b := tx.Bucket(bucketAuditSeq)
+func putIndex(tx *bolt.Tx, ix auditIndex, key []byte, f *indexedFields) error {
+	name := ix.field(f)
+	if name == "" {
+		return nil
+	}
+	b := tx.Bucket(ix.bucket)
 	b.FillPercent = appendFill
-	if err := b.Put(key[8:16:16], key); err != nil {
-		return err
+	return b.Put(append(indexPrefix(name), key...), nil)
+}
+
+// index writes what is kept in the entry's own transaction: its seq mark, the request
+// index and the per-hour counter.
+func index(tx *bolt.Tx, key []byte, f *indexedFields) error {
+	if auditKeySeq(key)%seqMarkEvery == 0 {
+		if err := putSeq(tx, key); err != nil {
+			return err
+		}
 	}
 	for _, ix := range auditIndexes {
-		name := ix.field(f)
-		if name == "" {
-			continue
-		}
-		b := tx.Bucket(ix.bucket)
-		b.FillPercent = appendFill
-		if err := b.Put(append(indexPrefix(name), key...), nil); err != nil {
-			return err
+		if !ix.deferred {
+			if err := putIndex(tx, ix, key, f); err != nil {
+				return err
+			}
 		}
 	}
 	return countDecision(tx, key, f, 1)
 }
 
-// unindex removes what index wrote for the entry stored under key.
+func putSeq(tx *bolt.Tx, key []byte) error {
+	b := tx.Bucket(bucketAuditSeq)
+	b.FillPercent = appendFill
+	return b.Put(key[8:16:16], key)
+}
+
+// indexDeferred writes the deferred indexes of one entry.
+func indexDeferred(tx *bolt.Tx, key []byte, f *indexedFields) error {
+	for _, ix := range auditIndexes {
+		if ix.deferred {
+			if err := putIndex(tx, ix, key, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// unindex removes everything written for the entry stored under key (deleting what a
+// not yet indexed entry lacks is a no-op).
 func unindex(tx *bolt.Tx, key []byte, f *indexedFields) error {
 	if err := tx.Bucket(bucketAuditSeq).Delete(key[8:16]); err != nil {
 		return err
@@ -102,32 +199,94 @@ func unindex(tx *bolt.Tx, key []byte, f *indexedFields) error {
 	return countDecision(tx, key, f, -1)
 }
 
-// errIndexMissing means an index names an entry the trail does not hold: the indexes are
-// written with their entry in one transaction, so this is damage, never a race.
+// deferredWatermark is the key of the last entry the deferred indexes hold (nil: none).
+func deferredWatermark(tx *bolt.Tx) []byte {
+	if w := tx.Bucket(bucketMeta).Get(keyAuditIndexed); len(w) == 16 {
+		return w
+	}
+	return nil
+}
+
+// buildDeferred writes the deferred indexes of the tail when it has grown to batch
+// entries, at most maxDeferredBuild of them, and moves the watermark. It runs in a group
+// commit's transaction.
+func buildDeferred(tx *bolt.Tx, batch int) error {
+	audit := tx.Bucket(bucketAudit)
+	w := deferredWatermark(tx)
+	var wseq uint64
+	if w != nil {
+		wseq = auditKeySeq(w)
+	}
+	if audit.Sequence()-wseq < uint64(batch) {
+		return nil
+	}
+	c := audit.Cursor()
+	k, v := c.First()
+	if w != nil {
+		if k, v = c.Seek(w); bytes.Equal(k, w) {
+			k, v = c.Next()
+		}
+	}
+	var last []byte
+	for n := 0; k != nil && n < maxDeferredBuild; k, v = c.Next() {
+		k := bytes.Clone(k) // bbolt keeps what Put is given until the commit
+		f, err := decodeIndexed(v)
+		if err != nil {
+			return err
+		}
+		if err := indexDeferred(tx, k, &f); err != nil {
+			return err
+		}
+		last = k
+		n++
+	}
+	if last == nil {
+		return nil
+	}
+	return tx.Bucket(bucketMeta).Put(keyAuditIndexed, last)
+}
+
+// legacySeq is the last seq the version-2 migration wrote to audit_seq (0: none): every
+// entry up to it has its own key there.
+func legacySeq(tx *bolt.Tx) uint64 {
+	if v := tx.Bucket(bucketMeta).Get(keyAuditLegacySeq); len(v) == 8 {
+		return binary.BigEndian.Uint64(v)
+	}
+	return 0
+}
+
+// errIndexMissing means an index names an entry the trail does not hold: indexes and
+// entries are written and removed in the same transactions, so this is damage.
 var errIndexMissing = errors.New("audit index names an entry the trail does not hold")
 
 // auditWalk visits the trail's entries newest first: all of them, or those one index
-// names. It yields audit keys and values within [lower, upper).
+// names. It yields audit keys and values within [lower, upper). With a deferred index it
+// walks the tail first (entries after the watermark, from the trail itself), then the
+// index.
 type auditWalk struct {
 	audit  *bolt.Bucket
-	c      *bolt.Cursor
-	prefix []byte // nil: the trail itself
+	pc     *bolt.Cursor // the trail
+	ix     *bolt.Cursor // the index; nil: the trail alone
+	prefix []byte
 	lower  []byte
+	// inTail: the walk is still in the entries after floor, on the trail.
+	inTail bool
+	floor  []byte // the watermark of a deferred index; nil: none indexed yet
 }
 
 func newAuditWalk(tx *bolt.Tx, q *approval.AuditQuery) *auditWalk {
 	w := &auditWalk{audit: tx.Bucket(bucketAudit)}
-	for _, ix := range []struct {
-		bucket []byte
-		name   string
-	}{{bucketAuditRequest, q.RequestID}, {bucketAuditSession, q.Session}, {bucketAuditAgent, q.Agent}} {
-		if ix.name != "" {
-			w.c, w.prefix = tx.Bucket(ix.bucket).Cursor(), indexPrefix(ix.name)
-			break
+	w.pc = w.audit.Cursor()
+	for i, name := range []string{q.RequestID, q.Session, q.Agent} {
+		if name == "" {
+			continue
 		}
-	}
-	if w.c == nil {
-		w.c = w.audit.Cursor()
+		ix := auditIndexes[i]
+		w.ix, w.prefix = tx.Bucket(ix.bucket).Cursor(), indexPrefix(name)
+		if ix.deferred {
+			w.inTail, w.floor = true, deferredWatermark(tx)
+		}
+		break
 	}
 	if !q.Since.IsZero() {
 		w.lower = auditKey(q.Since, 0)
@@ -135,45 +294,116 @@ func newAuditWalk(tx *bolt.Tx, q *approval.AuditQuery) *auditWalk {
 	return w
 }
 
+// seekBefore positions c at the last key before target (nil: the last key).
+func seekBefore(c *bolt.Cursor, target []byte) ([]byte, []byte) {
+	if target == nil {
+		return c.Last()
+	}
+	if k, _ := c.Seek(target); k == nil {
+		return c.Last()
+	}
+	return c.Prev()
+}
+
 // first positions the walk at the newest entry before upper (nil: the newest of all).
 func (w *auditWalk) first(upper []byte) (key, value []byte, err error) {
+	if w.ix == nil {
+		k, v := seekBefore(w.pc, upper)
+		return w.trailAt(k, v)
+	}
+	if w.inTail {
+		if upper != nil && w.floor != nil && bytes.Compare(upper, w.floor) <= 0 {
+			w.inTail = false // the whole range is indexed
+		} else {
+			k, v := seekBefore(w.pc, upper)
+			return w.tailAt(k, v)
+		}
+	}
 	target := append(bytes.Clone(w.prefix), upper...)
 	if upper == nil {
-		target = append(target, bytes.Repeat([]byte{0xff}, 17)...)
+		target = append(target, bytes.Repeat([]byte{0xff}, 17)...) // after every key of the name
 	}
-	var k, v []byte
-	if sk, _ := w.c.Seek(target); sk == nil {
-		k, v = w.c.Last()
-	} else {
-		k, v = w.c.Prev()
-	}
-	return w.at(k, v)
+	return w.indexAt(seekBefore(w.ix, target))
 }
 
 func (w *auditWalk) prev() (key, value []byte, err error) {
-	k, v := w.c.Prev()
-	return w.at(k, v)
+	switch {
+	case w.ix == nil:
+		return w.trailAt(w.pc.Prev())
+	case w.inTail:
+		return w.tailAt(w.pc.Prev())
+	}
+	return w.indexAt(w.ix.Prev())
 }
 
-func (w *auditWalk) at(k, v []byte) (key, value []byte, err error) {
-	if k == nil {
+func (w *auditWalk) inRange(k []byte) bool {
+	return k != nil && (w.lower == nil || bytes.Compare(k, w.lower) >= 0)
+}
+
+func (w *auditWalk) trailAt(k, v []byte) ([]byte, []byte, error) {
+	if !w.inRange(k) {
 		return nil, nil, nil
-	}
-	if w.prefix != nil {
-		if len(k) != len(w.prefix)+16 || !bytes.HasPrefix(k, w.prefix) {
-			return nil, nil, nil
-		}
-		k = k[len(w.prefix):]
-	}
-	if w.lower != nil && bytes.Compare(k, w.lower) < 0 {
-		return nil, nil, nil
-	}
-	if w.prefix != nil {
-		if v = w.audit.Get(k); v == nil {
-			return nil, nil, fmt.Errorf("%w: %x", errIndexMissing, k)
-		}
 	}
 	return k, v, nil
+}
+
+// tailAt yields a tail entry, or leaves the tail for the index at the watermark.
+func (w *auditWalk) tailAt(k, v []byte) ([]byte, []byte, error) {
+	if k != nil && (w.floor == nil || bytes.Compare(k, w.floor) > 0) {
+		return w.trailAt(k, v)
+	}
+	w.inTail = false
+	if w.floor == nil || !w.inRange(k) {
+		return nil, nil, nil
+	}
+	// Everything up to and including the watermark is in the index.
+	target := append(append(bytes.Clone(w.prefix), w.floor...), 0)
+	return w.indexAt(seekBefore(w.ix, target))
+}
+
+func (w *auditWalk) indexAt(k, _ []byte) ([]byte, []byte, error) {
+	if k == nil || len(k) != len(w.prefix)+16 || !bytes.HasPrefix(k, w.prefix) {
+		return nil, nil, nil
+	}
+	k = k[len(w.prefix):]
+	if !w.inRange(k) {
+		return nil, nil, nil
+	}
+	v := w.audit.Get(k)
+	if v == nil {
+		return nil, nil, fmt.Errorf("%w: %x", errIndexMissing, k)
+	}
+	return k, v, nil
+}
+
+// seekSeq returns the audit key of the entry with seq, or when it is gone, of the first
+// entry after it in the trail (nil: none).
+func seekSeq(tx *bolt.Tx, seq uint64) []byte {
+	c := tx.Bucket(bucketAuditSeq).Cursor()
+	k, v := c.Seek(seqKey(seq))
+	if k != nil && binary.BigEndian.Uint64(k) == seq {
+		return v
+	}
+	// From the mark before it, the trail is in seq order.
+	var mk, mv []byte
+	if k == nil {
+		mk, mv = c.Last()
+	} else {
+		mk, mv = c.Prev()
+	}
+	pc := tx.Bucket(bucketAudit).Cursor()
+	var ak []byte
+	if mk != nil {
+		ak, _ = pc.Seek(mv)
+	} else {
+		ak, _ = pc.First()
+	}
+	for ; ak != nil; ak, _ = pc.Next() {
+		if auditKeySeq(ak) >= seq {
+			return ak
+		}
+	}
+	return nil
 }
 
 // upperBound is the exclusive upper audit key of a query: the older of Until and the
@@ -184,11 +414,8 @@ func upperBound(tx *bolt.Tx, q *approval.AuditQuery) []byte {
 		upper = auditKey(q.Until, 0)
 	}
 	if q.Before != 0 {
-		// The cursor's own entry, or when it is gone (pruned), the next one after it.
-		if _, key := tx.Bucket(bucketAuditSeq).Cursor().Seek(seqKey(q.Before)); key != nil {
-			if upper == nil || bytes.Compare(key, upper) < 0 {
-				upper = key
-			}
+		if key := seekSeq(tx, q.Before); key != nil && (upper == nil || bytes.Compare(key, upper) < 0) {
+			upper = bytes.Clone(key)
 		}
 	}
 	return upper
@@ -206,6 +433,8 @@ func checkIndexes(tx *bolt.Tx) error {
 	for _, b := range [][]byte{bucketAuditSeq, bucketAuditRequest, bucketAuditSession, bucketAuditAgent} {
 		want[string(b)] = map[string]bool{}
 	}
+	floor := deferredWatermark(tx)
+	legacy := legacySeq(tx)
 	hours := map[string]uint64{}
 	var n uint64
 	err := tx.Bucket(bucketAudit).ForEach(func(k, v []byte) error {
@@ -217,8 +446,13 @@ func checkIndexes(tx *bolt.Tx) error {
 			return err
 		}
 		n++
-		want[string(bucketAuditSeq)][string(k[8:])] = true
+		if seq := auditKeySeq(k); seq <= legacy || seq%seqMarkEvery == 0 {
+			want[string(bucketAuditSeq)][string(k[8:])] = true
+		}
 		for _, ix := range auditIndexes {
+			if ix.deferred && (floor == nil || bytes.Compare(k, floor) > 0) {
+				continue // in the tail
+			}
 			if name := ix.field(&f); name != "" {
 				want[string(ix.bucket)][string(append(indexPrefix(name), k...))] = true
 			}
@@ -268,3 +502,5 @@ func checkIndexes(tx *bolt.Tx) error {
 	}
 	return nil
 }
+
+func (s *Store) buildDeferred(tx *bolt.Tx) error { return buildDeferred(tx, s.deferredBatch) }

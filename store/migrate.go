@@ -119,24 +119,44 @@ func migrateAuditIndexes(db *bolt.DB, env migrateEnv) error {
 				if len(k) != 16 {
 					return fmt.Errorf("audit key %x is not 16 bytes", k)
 				}
+				k := bytes.Clone(k) // bbolt keeps what Put is given until the commit
 				f, err := decodeIndexed(v)
 				if err != nil {
 					return err
 				}
+				// Keys written before version 2 are not all in seq order: each gets its
+				// own seq key, and the deferred indexes are written at once.
 				if err := index(tx, k, &f); err != nil {
 					return err
 				}
-				at = bytes.Clone(k)
+				if err := putSeq(tx, k); err != nil {
+					return err
+				}
+				if err := indexDeferred(tx, k, &f); err != nil {
+					return err
+				}
+				at = k
 				chunk++
 			}
 			n += uint64(chunk)
 			if k == nil {
 				done = true
 				// Entries removed before version 2: the sequence counted them all.
+				seq := tx.Bucket(bucketAudit).Sequence()
 				var v [8]byte
-				binary.BigEndian.PutUint64(v[:], tx.Bucket(bucketAudit).Sequence()-n)
+				binary.BigEndian.PutUint64(v[:], seq-n)
 				if err := meta.Put(keyAuditRemoved, v[:]); err != nil {
 					return err
+				}
+				var legacy [8]byte
+				binary.BigEndian.PutUint64(legacy[:], seq)
+				if err := meta.Put(keyAuditLegacySeq, legacy[:]); err != nil {
+					return err
+				}
+				if at != nil {
+					if err := meta.Put(keyAuditIndexed, at); err != nil {
+						return err
+					}
 				}
 			} else {
 				log.Info("indexing the audit trail", "entries", n)

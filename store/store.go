@@ -52,6 +52,10 @@ var (
 	// keyAuditRemoved counts the audit entries ever removed, so the trail's length is
 	// its sequence minus this, without walking it.
 	keyAuditRemoved = []byte("audit_removed")
+	// keyAuditIndexed is the key of the last entry the deferred indexes hold (index.go).
+	keyAuditIndexed = []byte("audit_indexed")
+	// keyAuditLegacySeq is the last seq the version-2 migration mapped in audit_seq.
+	keyAuditLegacySeq = []byte("audit_legacy_seq")
 	// keyMigrateAudit and keyMigrateRequests are how far an interrupted migration got
 	// (migrate.go).
 	keyMigrateAudit    = []byte("migrate_audit_at")
@@ -91,6 +95,13 @@ type Store struct {
 	allow atomic.Pointer[[]policy.AllowlistEntry]
 	// auditScan is how many entries one audit query examines at most.
 	auditScan int
+	// deferredBatch is the tail length that has the deferred indexes written.
+	deferredBatch int
+	// build is the group commit's op that writes the deferred indexes when due;
+	// buildPaused (writer only) stops it for a while after it failed.
+	build       *op
+	buildPaused time.Time
+	log         *slog.Logger
 
 	writes, commits, commitNanos atomic.Uint64
 }
@@ -155,7 +166,9 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("initialising database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, now: opts.Now, ops: make(chan *op, 4096), wdone: make(chan struct{}), auditScan: defaultAuditScan}
+	s := &Store{db: db, path: path, now: opts.Now, log: opts.Logger, ops: make(chan *op, 4096), wdone: make(chan struct{}),
+		auditScan: defaultAuditScan, deferredBatch: defaultDeferredBatch}
+	s.build = &op{fn: s.buildDeferred, done: make(chan error, 1)}
 	if err := s.reloadAllowlist(); err != nil {
 		db.Close()
 		return nil, err
@@ -211,8 +224,10 @@ func (s *Store) Ping() error {
 }
 
 // Check runs bbolt's consistency check (walks the whole file: tests and tools, not probes).
+// It runs in a write transaction, queued with the other writes: bbolt's check in a
+// read-only transaction is not safe while a write commits (it reads the live freelist).
 func (s *Store) Check() error {
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.write(context.Background(), false, func(tx *bolt.Tx) error {
 		for err := range tx.Check() {
 			return err
 		}
@@ -261,7 +276,7 @@ func (s *Store) write(ctx context.Context, allowlist bool, fn func(tx *bolt.Tx) 
 
 func (s *Store) writer() {
 	defer close(s.wdone)
-	batch := make([]*op, 0, maxBatch)
+	batch := make([]*op, 0, maxBatch+1)
 	for first := range s.ops {
 		batch = append(batch[:0], first)
 	drain:
@@ -277,8 +292,19 @@ func (s *Store) writer() {
 			}
 		}
 		start := time.Now()
-		s.commit(batch)
-		s.writes.Add(uint64(len(batch)))
+		n := len(batch)
+		// Every group also carries the deferred index build; it writes only when due.
+		if start.Before(s.buildPaused) {
+			s.commit(batch)
+		} else {
+			s.commit(append(batch, s.build))
+			if err := <-s.build.done; err != nil {
+				// The entries stay in the tail, where queries still find them.
+				s.log.Error("writing the deferred audit indexes failed; retrying in a minute", "err", err)
+				s.buildPaused = start.Add(time.Minute)
+			}
+		}
+		s.writes.Add(uint64(n))
 		s.commits.Add(1)
 		s.commitNanos.Add(uint64(time.Since(start)))
 	}
