@@ -62,5 +62,6 @@ func writeRequest(w http.ResponseWriter, r approval.Request) {
 	if r.State == approval.StatePending {
 		status = http.StatusAccepted
 	}
-	writeJSON(w, status, viewOf(&r))
+	v := viewOf(&r)
+	writeView(w, status, &v)
 }

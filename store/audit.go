@@ -54,7 +54,7 @@ func (s *Store) appendAudit(tx *bolt.Tx, e approval.AuditEntry) error {
 	}
 	e.Seq = seq
 	key := auditKey(e.Time, seq)
-	if err := putJSON(b, key, e); err != nil {
+	if err := b.Put(key, appendAuditEntry(make([]byte, 0, 512), &e)); err != nil {
 		return err
 	}
 	f := fieldsOf(&e)

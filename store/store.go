@@ -444,10 +444,7 @@ func readRequest(tx *bolt.Tx, id string) (approval.Request, bool, error) {
 
 // Create stores a new request with its audit entry.
 func (s *Store) Create(ctx context.Context, r *approval.Request, audit approval.AuditEntry) error {
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
+	raw := appendRequest(make([]byte, 0, 1024), r)
 	id := []byte(r.ID)
 	pending := r.State == approval.StatePending
 	return s.write(ctx, false, func(tx *bolt.Tx) error {
@@ -536,7 +533,7 @@ func (s *Store) Resolve(ctx context.Context, id string, res approval.Resolution,
 		if err := s.applyEffects(tx, &r, effects); err != nil {
 			return err
 		}
-		if err := putJSON(tx.Bucket(bucketRequests), []byte(id), r); err != nil {
+		if err := tx.Bucket(bucketRequests).Put([]byte(id), appendRequest(make([]byte, 0, 1024), &r)); err != nil {
 			return err
 		}
 		if err := tx.Bucket(bucketPending).Delete([]byte(id)); err != nil {
@@ -616,7 +613,7 @@ func (s *Store) AddCard(ctx context.Context, id string, ref approval.CardRef) (a
 		}
 		r.Cards = append(r.Cards, ref)
 		out = r
-		return putJSON(tx.Bucket(bucketRequests), []byte(id), r)
+		return tx.Bucket(bucketRequests).Put([]byte(id), appendRequest(make([]byte, 0, 1024), &r))
 	})
 	return out, err
 }

@@ -99,6 +99,7 @@ type loadOptions struct {
 	think       time.Duration // how long a request waits before the approver "presses"
 	listEvery   time.Duration // how often the approver lists pending requests
 	verify      int           // decided requests to re-read from the store and audit trail
+	rawClient   bool          // policy-decided requests over rawConn instead of net/http
 }
 
 // humanSeen is an agent learning the decision on a human-decided request.
@@ -155,6 +156,21 @@ func (d *driver) agent(issue, calls context.Context, i int, st *agentStats) {
 		kindAllowed: {"allowed", "policy"}, kindDenied: {"denied", "policy"}, kindFloor: {"denied", "floor"},
 	}
 	sampled := [numKinds]int{}
+	var raw *rawConn
+	var rawReqs [numKinds][]byte
+	if d.opts.rawClient {
+		var err error
+		if raw, err = newRawConn(d.t.url, d.callTimeout); err != nil {
+			st.errs.add("raw_client")
+			return
+		}
+		defer raw.close()
+		for k := range rawReqs {
+			if bodies[k] != nil {
+				rawReqs[k] = rawRequest(raw.addr, "POST", "/v1/requests", token, bodies[k])
+			}
+		}
+	}
 	for n := 0; issue.Err() == nil; n++ {
 		if d.issued.Add(1) > d.opts.maxRequests {
 			return
@@ -164,24 +180,31 @@ func (d *driver) agent(issue, calls context.Context, i int, st *agentStats) {
 			d.human(calls, token, session, i, n, st)
 			continue
 		}
-		ctx, cancel := context.WithTimeout(calls, d.callTimeout)
 		start := time.Now()
-		code, raw, err := d.api.do(ctx, "POST", "/v1/requests", token, bodies[k])
+		var code int
+		var answer []byte
+		var err error
+		if raw != nil {
+			code, answer, err = raw.do(rawReqs[k])
+		} else {
+			ctx, cancel := context.WithTimeout(calls, d.callTimeout)
+			code, answer, err = d.api.do(ctx, "POST", "/v1/requests", token, bodies[k])
+			cancel()
+		}
 		lat := time.Since(start)
-		cancel()
 		if err != nil || code != 200 {
 			if code == 202 && k == kindFloor {
 				// Not refused by the floor: withdraw it so it cannot pile up, and say so.
 				st.errs.add("floor_not_enforced")
-				if v, derr := decodeView(raw); derr == nil {
+				if v, derr := decodeView(answer); derr == nil {
 					d.cancel(calls, token, v.ID)
 				}
 				continue
 			}
-			st.errs.add(errName(kindNames[k], code, raw, err))
+			st.errs.add(errName(kindNames[k], code, answer, err))
 			continue
 		}
-		v, err := decodeView(raw)
+		v, err := decodeDecided(answer)
 		if err != nil || v.State != want[k].state || v.source() != want[k].source || v.Allowed != (want[k].state == "allowed") {
 			st.errs.add(kindNames[k] + "_unexpected_" + v.State + "_" + v.source())
 			continue

@@ -89,6 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		logLevel   = fs.String("log-level", "info", "the started server's log level")
 		serverProc = fs.Int("server-gomaxprocs", 0, "the started server's GOMAXPROCS (0: all CPUs)")
 		jsonOut    = fs.Bool("json", false, "print the report as JSON")
+		client     = fs.String("client", "raw", "HTTP client of the policy-decided requests: raw (one prepared keep-alive request per agent, least CPU) or net/http")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -112,6 +113,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errors.New("-tokens must be in [1, 1000]")
 	case *listEvery < time.Millisecond:
 		return errors.New("-list-every must be at least 1ms")
+	case *client != "raw" && *client != "net/http":
+		return errors.New("-client must be raw or net/http")
 	}
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "approvebot-load: "+format+"\n", a...) }
 
@@ -155,6 +158,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	d := &driver{t: t, api: newAPI(t.url, conns), callTimeout: 30 * time.Second, opts: loadOptions{
 		agents: *agents, duration: *duration, maxRequests: *maxReqs, mix: m, approvers: *approvers, think: *think, listEvery: *listEvery, verify: *verify,
+		rawClient: *client == "raw",
 	}}
 	defer d.api.close()
 	rep := &Report{URL: t.url, Started: t.startedBy, GOMAXPROCS: runtime.GOMAXPROCS(0), CPUs: runtime.NumCPU()}
