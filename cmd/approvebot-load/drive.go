@@ -100,6 +100,7 @@ type loadOptions struct {
 	listEvery   time.Duration // how often the approver lists pending requests
 	verify      int           // decided requests to re-read from the store and audit trail
 	rawClient   bool          // policy-decided requests over rawConn instead of net/http
+	sizeEvery   time.Duration // sample the bbolt file's size this often (0: never)
 }
 
 // humanSeen is an agent learning the decision on a human-decided request.
@@ -415,6 +416,10 @@ type LoadReport struct {
 	CPUPerRequest float64 `json:"server_cpu_us_per_request"`
 	// ClientCPU is this tool's own CPU time during the run (it shares the machine).
 	ClientCPU float64 `json:"client_cpu_s"`
+	// DBSizes samples the bbolt file's size every -size-every (with retention on it
+	// levels off); DBMax is the largest sample.
+	DBSizes []int64 `json:"db_sizes,omitempty"`
+	DBMax   int64   `json:"db_max_bytes,omitempty"`
 }
 
 func (d *driver) run(ctx context.Context) (*LoadReport, error) {
@@ -431,6 +436,25 @@ func (d *driver) run(ctx context.Context) (*LoadReport, error) {
 	if d.opts.mix[kindHuman] > 0 {
 		apDone.Add(1)
 		go func() { defer apDone.Done(); d.approver(appCtx, calls) }()
+	}
+	var sizes []int64
+	sizesDone := make(chan struct{})
+	if d.opts.sizeEvery > 0 && d.t.db != "" {
+		go func() {
+			defer close(sizesDone)
+			tick := time.NewTicker(d.opts.sizeEvery)
+			defer tick.Stop()
+			for {
+				select {
+				case <-issue.Done():
+					return
+				case <-tick.C:
+					sizes = append(sizes, fileSize(d.t.db))
+				}
+			}
+		}()
+	} else {
+		close(sizesDone)
 	}
 	cpu0, _ := procCPU(d.t.pid)
 	self0 := selfCPU()
@@ -449,7 +473,11 @@ func (d *driver) run(ctx context.Context) (*LoadReport, error) {
 	stopApprover()
 	apDone.Wait()
 
-	rep := &LoadReport{Agents: d.opts.agents, Mix: d.opts.mix.String(), Elapsed: elapsed.Seconds(), Kinds: map[string]*KindReport{}}
+	<-sizesDone
+	rep := &LoadReport{Agents: d.opts.agents, Mix: d.opts.mix.String(), Elapsed: elapsed.Seconds(), Kinds: map[string]*KindReport{}, DBSizes: sizes}
+	for _, n := range sizes {
+		rep.DBMax = max(rep.DBMax, n)
+	}
 	errs := errCounts{}
 	errs.merge(d.apErrs)
 	var lat [numKinds][]time.Duration
