@@ -19,14 +19,11 @@ import (
 // another's (a session "a" is not a prefix of "ab", nor of "a\x00b"). A query filtered by
 // one of them visits only its matches.
 //
-// The request index is written in the transaction of its entry. The session and agent
-// indexes are deferred: a bbolt page is written for every session an entry lands in, so
-// writing them per group commit cost one page per entry with many sessions at once
-// (≈ 20 µs of the writer per request, measured). They are written in batches instead,
-// at least every deferredBatch entries, in the transaction of a group commit, which moves
-// a watermark (the last entry indexed) with them. The entries after the watermark, the
-// tail, are never more than about deferredBatch: a query walks them directly and then the
-// index below the watermark, so its cost does not grow with the trail.
+// The request index is written in the transaction of its entry (request ids start with
+// their time, so its keys are appended). The session and agent indexes are deferred
+// (deferred.go): keyed by name first, every session an entry lands in would have a page
+// of its own written with it, which cost about one page written per request with many
+// sessions at once (≈ 20 µs of the writer per request, measured).
 //
 // audit_seq maps a seq to its audit key for the cursor: every seqMarkEvery-th entry (the
 // entries between two marks are in seq order, so the walk from the mark before finds the
@@ -171,18 +168,6 @@ func putSeq(tx *bolt.Tx, key []byte) error {
 	return b.Put(key[8:16:16], key)
 }
 
-// indexDeferred writes the deferred indexes of one entry.
-func indexDeferred(tx *bolt.Tx, key []byte, f *indexedFields) error {
-	for _, ix := range auditIndexes {
-		if ix.deferred {
-			if err := putIndex(tx, ix, key, f); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // unindex removes everything written for the entry stored under key (deleting what a
 // not yet indexed entry lacks is a no-op).
 func unindex(tx *bolt.Tx, key []byte, f *indexedFields) error {
@@ -190,60 +175,16 @@ func unindex(tx *bolt.Tx, key []byte, f *indexedFields) error {
 		return err
 	}
 	for _, ix := range auditIndexes {
-		if name := ix.field(f); name != "" {
+		if name := ix.field(f); name != "" && !ix.deferred {
 			if err := tx.Bucket(ix.bucket).Delete(append(indexPrefix(name), key...)); err != nil {
 				return err
 			}
 		}
 	}
+	if err := unindexDeferred(tx, key, f); err != nil {
+		return err
+	}
 	return countDecision(tx, key, f, -1)
-}
-
-// deferredWatermark is the key of the last entry the deferred indexes hold (nil: none).
-func deferredWatermark(tx *bolt.Tx) []byte {
-	if w := tx.Bucket(bucketMeta).Get(keyAuditIndexed); len(w) == 16 {
-		return w
-	}
-	return nil
-}
-
-// buildDeferred writes the deferred indexes of the tail when it has grown to batch
-// entries, at most maxDeferredBuild of them, and moves the watermark. It runs in a group
-// commit's transaction.
-func buildDeferred(tx *bolt.Tx, batch int) error {
-	audit := tx.Bucket(bucketAudit)
-	w := deferredWatermark(tx)
-	var wseq uint64
-	if w != nil {
-		wseq = auditKeySeq(w)
-	}
-	if audit.Sequence()-wseq < uint64(batch) {
-		return nil
-	}
-	c := audit.Cursor()
-	k, v := c.First()
-	if w != nil {
-		if k, v = c.Seek(w); bytes.Equal(k, w) {
-			k, v = c.Next()
-		}
-	}
-	var last []byte
-	for n := 0; k != nil && n < maxDeferredBuild; k, v = c.Next() {
-		k := bytes.Clone(k) // bbolt keeps what Put is given until the commit
-		f, err := decodeIndexed(v)
-		if err != nil {
-			return err
-		}
-		if err := indexDeferred(tx, k, &f); err != nil {
-			return err
-		}
-		last = k
-		n++
-	}
-	if last == nil {
-		return nil
-	}
-	return tx.Bucket(bucketMeta).Put(keyAuditIndexed, last)
 }
 
 // legacySeq is the last seq the version-2 migration wrote to audit_seq (0: none): every
@@ -260,36 +201,35 @@ func legacySeq(tx *bolt.Tx) uint64 {
 var errIndexMissing = errors.New("audit index names an entry the trail does not hold")
 
 // auditWalk visits the trail's entries newest first: all of them, or those one index
-// names. It yields audit keys and values within [lower, upper). With a deferred index it
-// walks the tail first (entries after the watermark, from the trail itself), then the
-// index.
+// names. It yields audit keys and values within [lower, upper).
 type auditWalk struct {
-	audit  *bolt.Bucket
-	pc     *bolt.Cursor // the trail
-	ix     *bolt.Cursor // the index; nil: the trail alone
+	audit *bolt.Bucket
+	pc    *bolt.Cursor // the trail
+	lower []byte
+	// A request index walk.
+	ix     *bolt.Cursor
 	prefix []byte
-	lower  []byte
-	// inTail: the walk is still in the entries after floor, on the trail.
-	inTail bool
-	floor  []byte // the watermark of a deferred index; nil: none indexed yet
+	// A deferred index walk.
+	def *deferredWalk
 }
 
 func newAuditWalk(tx *bolt.Tx, q *approval.AuditQuery) *auditWalk {
 	w := &auditWalk{audit: tx.Bucket(bucketAudit)}
 	w.pc = w.audit.Cursor()
+	if !q.Since.IsZero() {
+		w.lower = auditKey(q.Since, 0)
+	}
 	for i, name := range []string{q.RequestID, q.Session, q.Agent} {
 		if name == "" {
 			continue
 		}
 		ix := auditIndexes[i]
-		w.ix, w.prefix = tx.Bucket(ix.bucket).Cursor(), indexPrefix(name)
 		if ix.deferred {
-			w.inTail, w.floor = true, deferredWatermark(tx)
+			w.def = newDeferredWalk(tx, ix, name)
+		} else {
+			w.ix, w.prefix = tx.Bucket(ix.bucket).Cursor(), indexPrefix(name)
 		}
 		break
-	}
-	if !q.Since.IsZero() {
-		w.lower = auditKey(q.Since, 0)
 	}
 	return w
 }
@@ -305,35 +245,35 @@ func seekBefore(c *bolt.Cursor, target []byte) ([]byte, []byte) {
 	return c.Prev()
 }
 
+// afterName is a seek target after every key that starts with prefix and has an audit
+// key after it.
+func afterName(prefix []byte) []byte {
+	return append(bytes.Clone(prefix), bytes.Repeat([]byte{0xff}, 17)...)
+}
+
 // first positions the walk at the newest entry before upper (nil: the newest of all).
 func (w *auditWalk) first(upper []byte) (key, value []byte, err error) {
-	if w.ix == nil {
-		k, v := seekBefore(w.pc, upper)
-		return w.trailAt(k, v)
-	}
-	if w.inTail {
-		if upper != nil && w.floor != nil && bytes.Compare(upper, w.floor) <= 0 {
-			w.inTail = false // the whole range is indexed
-		} else {
-			k, v := seekBefore(w.pc, upper)
-			return w.tailAt(k, v)
+	switch {
+	case w.def != nil:
+		return w.def.first(w, upper)
+	case w.ix != nil:
+		target := afterName(w.prefix)
+		if upper != nil {
+			target = append(bytes.Clone(w.prefix), upper...)
 		}
+		return w.indexAt(seekBefore(w.ix, target))
 	}
-	target := append(bytes.Clone(w.prefix), upper...)
-	if upper == nil {
-		target = append(target, bytes.Repeat([]byte{0xff}, 17)...) // after every key of the name
-	}
-	return w.indexAt(seekBefore(w.ix, target))
+	return w.trailAt(seekBefore(w.pc, upper))
 }
 
 func (w *auditWalk) prev() (key, value []byte, err error) {
 	switch {
-	case w.ix == nil:
-		return w.trailAt(w.pc.Prev())
-	case w.inTail:
-		return w.tailAt(w.pc.Prev())
+	case w.def != nil:
+		return w.def.prev(w)
+	case w.ix != nil:
+		return w.indexAt(w.ix.Prev())
 	}
-	return w.indexAt(w.ix.Prev())
+	return w.trailAt(w.pc.Prev())
 }
 
 func (w *auditWalk) inRange(k []byte) bool {
@@ -347,25 +287,12 @@ func (w *auditWalk) trailAt(k, v []byte) ([]byte, []byte, error) {
 	return k, v, nil
 }
 
-// tailAt yields a tail entry, or leaves the tail for the index at the watermark.
-func (w *auditWalk) tailAt(k, v []byte) ([]byte, []byte, error) {
-	if k != nil && (w.floor == nil || bytes.Compare(k, w.floor) > 0) {
-		return w.trailAt(k, v)
-	}
-	w.inTail = false
-	if w.floor == nil || !w.inRange(k) {
+// entry resolves an index key's audit key (the part after prefix) to the entry.
+func (w *auditWalk) entry(k, prefix []byte) ([]byte, []byte, error) {
+	if k == nil || len(k) != len(prefix)+16 || !bytes.HasPrefix(k, prefix) {
 		return nil, nil, nil
 	}
-	// Everything up to and including the watermark is in the index.
-	target := append(append(bytes.Clone(w.prefix), w.floor...), 0)
-	return w.indexAt(seekBefore(w.ix, target))
-}
-
-func (w *auditWalk) indexAt(k, _ []byte) ([]byte, []byte, error) {
-	if k == nil || len(k) != len(w.prefix)+16 || !bytes.HasPrefix(k, w.prefix) {
-		return nil, nil, nil
-	}
-	k = k[len(w.prefix):]
+	k = k[len(prefix):]
 	if !w.inRange(k) {
 		return nil, nil, nil
 	}
@@ -375,6 +302,8 @@ func (w *auditWalk) indexAt(k, _ []byte) ([]byte, []byte, error) {
 	}
 	return k, v, nil
 }
+
+func (w *auditWalk) indexAt(k, _ []byte) ([]byte, []byte, error) { return w.entry(k, w.prefix) }
 
 // seekSeq returns the audit key of the entry with seq, or when it is gone, of the first
 // entry after it in the trail (nil: none).
@@ -433,7 +362,6 @@ func checkIndexes(tx *bolt.Tx) error {
 	for _, b := range [][]byte{bucketAuditSeq, bucketAuditRequest, bucketAuditSession, bucketAuditAgent} {
 		want[string(b)] = map[string]bool{}
 	}
-	floor := deferredWatermark(tx)
 	legacy := legacySeq(tx)
 	hours := map[string]uint64{}
 	var n uint64
@@ -449,12 +377,15 @@ func checkIndexes(tx *bolt.Tx) error {
 		if seq := auditKeySeq(k); seq <= legacy || seq%seqMarkEvery == 0 {
 			want[string(bucketAuditSeq)][string(k[8:])] = true
 		}
+		part := partitionOf(tx, k)
 		for _, ix := range auditIndexes {
-			if ix.deferred && (floor == nil || bytes.Compare(k, floor) > 0) {
-				continue // in the tail
-			}
-			if name := ix.field(&f); name != "" {
+			name := ix.field(&f)
+			switch {
+			case name == "":
+			case !ix.deferred:
 				want[string(ix.bucket)][string(append(indexPrefix(name), k...))] = true
+			case part != nil:
+				want[string(ix.bucket)][string(deferredKey(part, name, k))] = true
 			}
 		}
 		if f.Event == approval.EventDecision && f.Outcome != "" {
@@ -497,10 +428,13 @@ func checkIndexes(tx *bolt.Tx) error {
 	for k, c := range hours {
 		return fmt.Errorf("audit counter %x missing (the trail holds %d)", k, c)
 	}
+	first, _ := tx.Bucket(bucketAudit).Cursor().First()
+	if pk, _ := tx.Bucket(bucketAuditParts).Cursor().First(); pk != nil && (first == nil || bytes.Compare(pk, first) < 0) {
+		return fmt.Errorf("audit partition ending at %x outlived its entries", pk)
+	}
 	if got := auditLen(tx); got != n {
 		return fmt.Errorf("the trail's length is kept as %d, it holds %d", got, n)
 	}
 	return nil
 }
 
-func (s *Store) buildDeferred(tx *bolt.Tx) error { return buildDeferred(tx, s.deferredBatch) }

@@ -115,6 +115,7 @@ func migrateAuditIndexes(db *bolt.DB, env migrateEnv) error {
 				}
 			}
 			chunk := 0
+			var entries []indexedEntry
 			for ; k != nil && chunk < env.chunk; k, v = c.Next() {
 				if len(k) != 16 {
 					return fmt.Errorf("audit key %x is not 16 bytes", k)
@@ -132,11 +133,12 @@ func migrateAuditIndexes(db *bolt.DB, env migrateEnv) error {
 				if err := putSeq(tx, k); err != nil {
 					return err
 				}
-				if err := indexDeferred(tx, k, &f); err != nil {
-					return err
-				}
+				entries = append(entries, indexedEntry{k, f})
 				at = k
 				chunk++
+			}
+			if err := writePartition(tx, entries); err != nil {
+				return err
 			}
 			n += uint64(chunk)
 			if k == nil {
@@ -153,11 +155,7 @@ func migrateAuditIndexes(db *bolt.DB, env migrateEnv) error {
 				if err := meta.Put(keyAuditLegacySeq, legacy[:]); err != nil {
 					return err
 				}
-				if at != nil {
-					if err := meta.Put(keyAuditIndexed, at); err != nil {
-						return err
-					}
-				}
+
 			} else {
 				log.Info("indexing the audit trail", "entries", n)
 			}

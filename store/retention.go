@@ -78,6 +78,9 @@ func (s *Store) pruneChunk(ctx context.Context, before time.Time, maxEntries int
 			}
 		}
 		audit = len(gone)
+		if err := dropEmptyPartitions(tx); err != nil {
+			return err
+		}
 		return addAuditRemoved(tx, uint64(len(gone)))
 	})
 	return audit, requests, err

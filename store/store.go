@@ -44,16 +44,15 @@ var (
 	bucketAuditSession = []byte("audit_session") // session, audit key → nothing
 	bucketAuditAgent   = []byte("audit_agent")   // agent, audit key → nothing
 	bucketAuditHours   = []byte("audit_hours")   // hour, outcome → decisions
+	bucketAuditParts   = []byte("audit_parts")   // last audit key → partition (deferred.go)
 
 	allBuckets = [][]byte{bucketMeta, bucketRequests, bucketPending, bucketSessions, bucketGrants, bucketDenials, bucketAllowlist, bucketAudit,
-		bucketAuditSeq, bucketAuditRequest, bucketAuditSession, bucketAuditAgent, bucketAuditHours}
+		bucketAuditSeq, bucketAuditRequest, bucketAuditSession, bucketAuditAgent, bucketAuditHours, bucketAuditParts}
 
 	keySchema = []byte("schema_version")
 	// keyAuditRemoved counts the audit entries ever removed, so the trail's length is
 	// its sequence minus this, without walking it.
 	keyAuditRemoved = []byte("audit_removed")
-	// keyAuditIndexed is the key of the last entry the deferred indexes hold (index.go).
-	keyAuditIndexed = []byte("audit_indexed")
 	// keyAuditLegacySeq is the last seq the version-2 migration mapped in audit_seq.
 	keyAuditLegacySeq = []byte("audit_legacy_seq")
 	// keyMigrateAudit and keyMigrateRequests are how far an interrupted migration got
@@ -79,6 +78,9 @@ type Options struct {
 	Now func() time.Time
 	// Logger reports migrations at open; nil discards.
 	Logger *slog.Logger
+	// unsyncedFreelist opens without writing the freelist (the layout before version 2),
+	// for the benchmark that measures what writing it costs.
+	unsyncedFreelist bool
 }
 
 // Store is the bbolt-backed store. It implements gate.Store.
@@ -134,7 +136,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	db, err := bolt.Open(path, 0o600, boltOptions(opts.LockTimeout))
+	bopts := boltOptions(opts.LockTimeout)
+	bopts.NoFreelistSync = opts.unsyncedFreelist
+	db, err := bolt.Open(path, 0o600, bopts)
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, fmt.Errorf("database %s is locked by another process (is another approvebot running?): %w", path, ErrLocked)
