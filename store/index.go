@@ -437,4 +437,3 @@ func checkIndexes(tx *bolt.Tx) error {
 	}
 	return nil
 }
-
