@@ -20,7 +20,7 @@ echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(g
 # median FILE… JQ: the median of one jq expression over the reports.
 median() {
   local expr=$1; shift
-  for f in "$@"; do jq -r "$expr" "$f"; done | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'
+  for f in "$@"; do jq -r "$expr" "$f"; done | sort -g | awk '{v[NR]=$1} END {printf "%.1f\n", v[int((NR+1)/2)]}'
 }
 
 three() { # three NAME ARGS…: run the load tool three times with ARGS, JSON reports in $out/NAME.{1,2,3}.json

@@ -53,6 +53,7 @@ func (s *Store) appendAudit(tx *bolt.Tx, e approval.AuditEntry) error {
 		}
 	}
 	e.Seq = seq
+	s.appended++
 	key := auditKey(e.Time, seq)
 	if err := b.Put(key, appendAuditEntry(make([]byte, 0, 512), &e)); err != nil {
 		return err

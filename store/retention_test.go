@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -116,46 +117,85 @@ func TestPruneTwiceRemovesNothingMore(t *testing.T) {
 }
 
 // Under either retention setting the file stops growing: pages retention frees are
-// reused by new writes. Each round appends 2,000 decided requests and prunes.
+// reused by new writes. Each round appends 2,000 decided requests, in transactions of
+// 100 like group commits; retention runs in every commit (per commit: Options.Retention)
+// or after each round (Prune).
 func TestRetentionBoundsTheFile(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		cap  int
-		age  bool
-	}{{"audit_max_entries", 2000, false}, {"audit_retention", 0, true}} {
+		name      string
+		cap       int
+		age       bool
+		perCommit bool
+	}{
+		{"audit_max_entries, Prune", 2000, false, false},
+		{"audit_retention, Prune", 0, true, false},
+		{"audit_max_entries, per commit", 2000, false, true},
+		{"audit_retention, per commit", 0, true, true},
+	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := open(t)
-			ctx := context.Background()
 			clock := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-			var sizes []int64
-			for round := 0; round < 10; round++ {
-				err := s.write(ctx, false, func(tx *bolt.Tx) error {
-					for i := 0; i < 2000; i++ {
-						clock = clock.Add(time.Second)
-						id := fmt.Sprintf("r%02d-%05d", round, i)
-						r := approval.Request{ID: id, State: approval.StateAllowed, Allowed: true, CreatedAt: clock, DecidedAt: clock,
-							Outcome: approval.OutcomeAllowOnce, Source: approval.SourcePolicy, Session: fmt.Sprint("s", i%50), Agent: "a",
-							Summary: "read_file /etc/hosts and a summary of a typical length for the card"}
-						if err := putJSON(tx.Bucket(bucketRequests), []byte(id), r); err != nil {
-							return err
-						}
-						e := approval.AuditEntry{Time: clock, Event: approval.EventDecision, RequestID: id, Session: r.Session, Agent: "a",
-							Outcome: r.Outcome, Source: r.Source, Summary: r.Summary}
-						if err := s.appendAudit(tx, e); err != nil {
-							return err
-						}
-					}
-					return nil
-				})
+			var s *Store
+			if tt.perCommit {
+				r := Retention{MaxEntries: tt.cap}
+				if tt.age {
+					r.Age = 2000 * time.Second
+				}
+				var err error
+				s, err = Open(filepath.Join(t.TempDir(), "r.db"), Options{Retention: r, Now: func() time.Time { return clock }})
 				if err != nil {
 					t.Fatal(err)
 				}
-				var before time.Time
-				if tt.age {
-					before = clock.Add(-2000 * time.Second)
+				t.Cleanup(func() {
+					if err := s.CheckIndexes(); err != nil {
+						t.Error(err)
+					}
+					s.Close()
+				})
+			} else {
+				s = open(t)
+			}
+			ctx := context.Background()
+			var sizes []int64
+			for round := 0; round < 10; round++ {
+				for tx := 0; tx < 20; tx++ {
+					err := s.write(ctx, false, func(tx *bolt.Tx) error {
+						for i := 0; i < 100; i++ {
+							clock = clock.Add(time.Second)
+							id := fmt.Sprintf("r%02d-%07d", round, clock.Unix())
+							r := approval.Request{ID: id, State: approval.StateAllowed, Allowed: true, CreatedAt: clock, DecidedAt: clock,
+								Outcome: approval.OutcomeAllowOnce, Source: approval.SourcePolicy, Session: fmt.Sprint("s", i%50), Agent: "a",
+								Summary: "read_file /etc/hosts and a summary of a typical length for the card"}
+							if err := putJSON(tx.Bucket(bucketRequests), []byte(id), r); err != nil {
+								return err
+							}
+							e := approval.AuditEntry{Time: clock, Event: approval.EventDecision, RequestID: id, Session: r.Session, Agent: "a",
+								Outcome: r.Outcome, Source: r.Source, Summary: r.Summary}
+							if err := s.appendAudit(tx, e); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
 				}
-				if _, _, err := s.Prune(ctx, before, tt.cap); err != nil {
-					t.Fatal(err)
+				if !tt.perCommit {
+					var before time.Time
+					if tt.age {
+						before = clock.Add(-2000 * time.Second)
+					}
+					if _, _, err := s.Prune(ctx, before, tt.cap); err != nil {
+						t.Fatal(err)
+					}
+				} else if round > 0 {
+					// Per commit, the trail never overshoots by more than one commit.
+					s.db.View(func(tx *bolt.Tx) error {
+						if n := auditLen(tx); n > 2000+100 {
+							t.Fatalf("round %d: %d entries kept, retention keeps 2000", round, n)
+						}
+						return nil
+					})
 				}
 				fi, err := os.Stat(s.Path())
 				if err != nil {

@@ -78,6 +78,8 @@ type Options struct {
 	Now func() time.Time
 	// Logger reports migrations at open; nil discards.
 	Logger *slog.Logger
+	// Retention is applied by every group commit (Prune also applies it on demand).
+	Retention Retention
 	// unsyncedFreelist opens without writing the freelist (the layout before version 2),
 	// for the benchmark that measures what writing it costs.
 	unsyncedFreelist bool
@@ -104,6 +106,12 @@ type Store struct {
 	build       *op
 	buildPaused time.Time
 	log         *slog.Logger
+	// retention, applied by retain in each group commit; appended (writer only) counts the
+	// audit entries of the group being committed.
+	retention    Retention
+	retain       *op
+	retainPaused time.Time
+	appended     int
 
 	writes, commits, commitNanos atomic.Uint64
 }
@@ -173,6 +181,8 @@ func Open(path string, opts Options) (*Store, error) {
 	s := &Store{db: db, path: path, now: opts.Now, log: opts.Logger, ops: make(chan *op, 4096), wdone: make(chan struct{}),
 		auditScan: defaultAuditScan, deferredBatch: defaultDeferredBatch}
 	s.build = &op{fn: s.buildDeferred, done: make(chan error, 1)}
+	s.retention = opts.Retention
+	s.retain = &op{fn: s.retainStep, done: make(chan error, 1)}
 	if err := s.reloadAllowlist(); err != nil {
 		db.Close()
 		return nil, err
@@ -280,7 +290,7 @@ func (s *Store) write(ctx context.Context, allowlist bool, fn func(tx *bolt.Tx) 
 
 func (s *Store) writer() {
 	defer close(s.wdone)
-	batch := make([]*op, 0, maxBatch+1)
+	batch := make([]*op, 0, maxBatch+2)
 	for first := range s.ops {
 		batch = append(batch[:0], first)
 	drain:
@@ -297,11 +307,25 @@ func (s *Store) writer() {
 		}
 		start := time.Now()
 		n := len(batch)
-		// Every group also carries the deferred index build; it writes only when due.
-		if start.Before(s.buildPaused) {
-			s.commit(batch)
-		} else {
-			s.commit(append(batch, s.build))
+		// Every group also carries retention and the deferred index build; each writes
+		// only when due.
+		s.appended = 0
+		build := !start.Before(s.buildPaused)
+		if build {
+			batch = append(batch, s.build)
+		}
+		retain := !start.Before(s.retainPaused)
+		if retain {
+			batch = append(batch, s.retain)
+		}
+		s.commit(batch)
+		if retain {
+			if err := <-s.retain.done; err != nil {
+				s.log.Error("audit retention failed; retrying in a minute", "err", err)
+				s.retainPaused = start.Add(time.Minute)
+			}
+		}
+		if build {
 			if err := <-s.build.done; err != nil {
 				// The entries stay in the tail, where queries still find them.
 				s.log.Error("writing the deferred audit indexes failed; retrying in a minute", "err", err)

@@ -123,6 +123,8 @@ type agentStats struct {
 	errs    errCounts
 	human   []humanSeen
 	decided []string // a sample of decided ids to verify
+	// sampleAt is where each kind's three samples are in decided.
+	sampleAt [numKinds][3]int
 }
 
 // driver runs agents and the approver against a target.
@@ -211,9 +213,13 @@ func (d *driver) agent(issue, calls context.Context, i int, st *agentStats) {
 			continue
 		}
 		st.lat[k] = append(st.lat[k], lat)
-		if sampled[k] < 3 {
-			sampled[k]++
+		// Keep the last three of each kind: with retention on, the first ones are gone.
+		if i := sampled[k]; i < 3 {
 			st.decided = append(st.decided, v.ID)
+			sampled[k]++
+			st.sampleAt[k][i] = len(st.decided) - 1
+		} else {
+			st.decided[st.sampleAt[k][n%3]] = v.ID
 		}
 	}
 }

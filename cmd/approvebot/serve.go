@@ -63,7 +63,8 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(cfg.Server.Data, store.Options{Logger: log})
+	st, err := store.Open(cfg.Server.Data, store.Options{Logger: log,
+		Retention: store.Retention{MaxEntries: cfg.Server.AuditMaxEntries, Age: cfg.Server.AuditRetention.Duration}})
 	if err != nil {
 		return err
 	}
@@ -179,9 +180,9 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	return nil
 }
 
-// retainEvery is how often retention runs. A run costs what it removes (nothing to do is
-// two key reads), so it runs often: the trail overshoots its bound by at most this long
-// of traffic, which is what the file grows to hold.
+// retainEvery is how often retention runs on its own. Every commit applies it to what
+// the commit adds (store.Options.Retention); these runs remove a backlog (a bound just
+// lowered, a file from before) and age out entries while no commit comes.
 const retainEvery = 10 * time.Second
 
 // retain prunes the audit trail and the decided requests of the entries it removes, at
