@@ -18,6 +18,7 @@ func appendRequestView(dst []byte, v *requestView) []byte {
 	o.Str("id", v.ID)
 	o.Str("state", v.State)
 	o.Bool("allowed", v.Allowed)
+	o.Bool("explicit", v.Explicit)
 	o.StrPtr("outcome", v.Outcome)
 	o.StrPtr("source", v.Source)
 	o.Str("reason", v.Reason)
@@ -33,11 +34,28 @@ func appendRequestView(dst []byte, v *requestView) []byte {
 	o.Str("session", v.Session)
 	o.StrOmit("agent", v.Agent)
 	o.StrOmit("rule", v.Rule)
+	o.Str("cwd", v.Cwd)
+	o.Str("agent_reason", v.AgentReason)
+	if len(v.Cards) > 0 {
+		o.Key("cards")
+		o.B = append(o.B, '[')
+		for i, c := range v.Cards {
+			if i > 0 {
+				o.B = append(o.B, ',')
+			}
+			e := jsonw.Start(o.B, false)
+			e.Str("channel", c.Channel)
+			e.Str("chat", c.Chat)
+			e.Str("message", c.Message)
+			o.B = e.End()
+		}
+		o.B = append(o.B, ']')
+	}
 	return o.End()
 }
 
-// writeView answers the request object with status.
-func writeView(w http.ResponseWriter, status int, v *requestView) {
+// writeViewJSON answers the request object with status.
+func writeViewJSON(w http.ResponseWriter, status int, v *requestView) {
 	bp := answerBufs.Get().(*[]byte)
 	b := append(appendRequestView((*bp)[:0], v), '\n')
 	h := w.Header()

@@ -61,6 +61,8 @@ func TestRequestViewEncodingCoversEveryField(t *testing.T) {
 			f.Set(reflect.ValueOf(at))
 		case *time.Time:
 			f.Set(reflect.ValueOf(&at))
+		case []cardView:
+			f.Set(reflect.ValueOf([]cardView{{"c1", "<chat>", "m&1"}, {"c2", "chat2", "m2"}}))
 		default:
 			t.Fatalf("requestView.%s has a type this test does not set (%s): teach it and the encoder", rv.Type().Field(i).Name, f.Type())
 		}

@@ -12,6 +12,7 @@ type requestView struct {
 	ID          string     `json:"id"`
 	State       string     `json:"state"`
 	Allowed     bool       `json:"allowed"`
+	Explicit    bool       `json:"explicit"`
 	Outcome     *string    `json:"outcome"`
 	Source      *string    `json:"source"`
 	Reason      string     `json:"reason"`
@@ -27,6 +28,27 @@ type requestView struct {
 	Session     string     `json:"session"`
 	Agent       string     `json:"agent,omitempty"`
 	Rule        string     `json:"rule,omitempty"`
+	// Cwd and AgentReason are the request's working directory and the reason the agent
+	// gave (its own words), masked and hardened like the summary; "" when not given.
+	Cwd         string `json:"cwd"`
+	AgentReason string `json:"agent_reason"`
+	// Cards are the posted cards whose references are stored (operators only).
+	Cards []cardView `json:"cards,omitempty"`
+}
+
+// cardView is where one card of a request was posted.
+type cardView struct {
+	Channel string `json:"channel"`
+	Chat    string `json:"chat"`
+	Message string `json:"message"`
+}
+
+func cardViews(refs []approval.CardRef) []cardView {
+	out := make([]cardView, 0, len(refs))
+	for _, c := range refs {
+		out = append(out, cardView{Channel: c.Channel, Chat: c.Chat, Message: c.Message})
+	}
+	return out
 }
 
 func viewOf(r *approval.Request) requestView {
@@ -34,7 +56,10 @@ func viewOf(r *approval.Request) requestView {
 		ID: r.ID, State: string(r.State), Allowed: r.Allowed && r.State == approval.StateAllowed, Reason: r.Reason,
 		Message: r.Message, Summary: r.Summary, Truncated: r.Truncated, Fingerprint: r.Fingerprint,
 		CreatedAt: r.CreatedAt, Tool: r.Tool, Session: r.Session, Agent: r.Agent, Rule: r.Rule,
+		Cwd: r.Cwd, AgentReason: r.AgentReason,
 	}
+	// Only an allow can be explicit.
+	v.Explicit = v.Allowed && r.Explicit
 	if r.Outcome != approval.OutcomeNone {
 		o := string(r.Outcome)
 		v.Outcome = &o
@@ -58,10 +83,13 @@ func viewOf(r *approval.Request) requestView {
 }
 
 func writeRequest(w http.ResponseWriter, r approval.Request) {
+	writeView(w, r, viewOf(&r))
+}
+
+func writeView(w http.ResponseWriter, r approval.Request, v requestView) {
 	status := http.StatusOK
 	if r.State == approval.StatePending {
 		status = http.StatusAccepted
 	}
-	v := viewOf(&r)
-	writeView(w, status, &v)
+	writeViewJSON(w, status, &v)
 }

@@ -37,6 +37,7 @@ func appendRequest(dst []byte, r *approval.Request) []byte {
 	o.Str("id", r.ID)
 	o.Str("state", string(r.State))
 	o.Bool("allowed", r.Allowed)
+	o.BoolOmit("explicit", r.Explicit)
 	o.Str("outcome", string(r.Outcome))
 	o.StrOmit("source", string(r.Source))
 	o.Str("reason", r.Reason)

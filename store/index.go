@@ -27,7 +27,7 @@ import (
 //
 // audit_seq maps a seq to its audit key for the cursor: every seqMarkEvery-th entry (the
 // entries between two marks are in seq order, so the walk from the mark before finds the
-// rest), and every entry written before version 2, whose keys are not all in seq order.
+// rest), and every entry written before version 3, whose keys are not all in seq order.
 
 // auditIndex is one secondary index and the field it indexes.
 type auditIndex struct {
@@ -187,7 +187,7 @@ func unindex(tx *bolt.Tx, key []byte, f *indexedFields) error {
 	return countDecision(tx, key, f, -1)
 }
 
-// legacySeq is the last seq the version-2 migration wrote to audit_seq (0: none): every
+// legacySeq is the last seq the version-3 migration wrote to audit_seq (0: none): every
 // entry up to it has its own key there.
 func legacySeq(tx *bolt.Tx) uint64 {
 	if v := tx.Bucket(bucketMeta).Get(keyAuditLegacySeq); len(v) == 8 {

@@ -19,16 +19,16 @@ import (
 	"github.com/approvebot/approvebot/core/approval"
 )
 
-// testdata/v1.db.gz was written by the store of schema version 1 (commit 6a51053) with
+// testdata/schema1-trail.bolt.gz was written by the store of schema version 1 (commit 6a51053) with
 // testdata/genv1: 120 requests (policy-decided, human-decided, a few pending), audit
 // entries out of time order, an unauthorized press, and audit_max_entries applied as
 // version 1 did it (39 entries pruned, their requests kept). Regenerate:
 //
 //	git archive 6a51053 | tar -x -C /tmp/v1 && mkdir /tmp/v1/cmd/genv1 &&
-//	cp store/testdata/genv1/main.go /tmp/v1/cmd/genv1/ && (cd /tmp/v1 && go run ./cmd/genv1 OUT.db)
+//	cp store/testdata/genv1/main.go /tmp/v1/cmd/genv1/ && (cd /tmp/v1 && go run ./cmd/genv1 OUT.bolt) && gzip -9 OUT.bolt
 func v1Database(t *testing.T) string {
 	t.Helper()
-	f, err := os.Open("testdata/v1.db.gz")
+	f, err := os.Open("testdata/schema1-trail.bolt.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,10 +143,11 @@ func TestMigrateVersion1(t *testing.T) {
 		return nil
 	})
 
-	// Every entry is still there, and filtered queries find what a walk finds.
+	// Every entry is still there, with the entry of the version-2 migration after them,
+	// and filtered queries find what a walk finds.
 	all := auditEntries(t, s, approval.AuditQuery{Limit: maxAuditLimit})
-	if len(all) != len(before.entries) {
-		t.Fatalf("%d entries after migration, %d before", len(all), len(before.entries))
+	if len(all) != len(before.entries)+1 || all[len(all)-1].Event != approval.EventMigration {
+		t.Fatalf("%d entries after migration, %d before, last %+v", len(all), len(before.entries), all[len(all)-1])
 	}
 	for _, q := range []approval.AuditQuery{
 		{RequestID: "req-003"}, {Session: "a"}, {Session: "a\x00b"}, {Agent: "agent-1"},
@@ -210,7 +211,7 @@ func TestMigrateVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := auditEntries(t, s, approval.AuditQuery{Session: "a", Limit: 1})
-	if len(got) != 1 || got[0].Event != "x" || got[0].Seq != uint64(len(before.entries))+39+1 {
+	if len(got) != 1 || got[0].Event != "x" || got[0].Seq != uint64(len(before.entries))+39+2 {
 		t.Fatalf("newest entry of session a: %+v", got)
 	}
 	s.Close()
@@ -244,7 +245,7 @@ func TestMigrationResumesAfterInterruption(t *testing.T) {
 			})
 			chunks := 0
 			stop := errors.New("interrupted")
-			env := migrateEnv{log: slog.New(slog.DiscardHandler), chunk: 25, afterChunk: func() error {
+			env := migrateEnv{log: slog.New(slog.DiscardHandler), chunk: 25, now: time.Now, afterChunk: func() error {
 				if chunks++; chunks == stopAfter {
 					return stop
 				}
@@ -254,8 +255,9 @@ func TestMigrationResumesAfterInterruption(t *testing.T) {
 				t.Fatalf("migration: %v", err)
 			}
 			db.View(func(tx *bolt.Tx) error {
-				if v, _ := schemaVersion(tx); v != 1 {
-					t.Errorf("version %d after an interrupted migration", v)
+				// Version 2 is one transaction, done; version 3 was interrupted.
+				if v, _ := schemaVersion(tx); v != 2 {
+					t.Errorf("version %d after an interrupted migration to 3", v)
 				}
 				return nil
 			})

@@ -53,7 +53,7 @@ var (
 	// keyAuditRemoved counts the audit entries ever removed, so the trail's length is
 	// its sequence minus this, without walking it.
 	keyAuditRemoved = []byte("audit_removed")
-	// keyAuditLegacySeq is the last seq the version-2 migration mapped in audit_seq.
+	// keyAuditLegacySeq is the last seq the version-3 migration mapped in audit_seq.
 	keyAuditLegacySeq = []byte("audit_legacy_seq")
 	// keyMigrateAudit and keyMigrateRequests are how far an interrupted migration got
 	// (migrate.go).
@@ -61,8 +61,9 @@ var (
 	keyMigrateRequests = []byte("migrate_requests_at")
 )
 
-// SchemaVersion is the layout this code reads and writes.
-const SchemaVersion = 2
+// SchemaVersion is the layout this code reads and writes. Files of an older version are
+// migrated at open (migrate.go); a newer one is refused.
+const SchemaVersion = 3
 
 const maxBatch = 512
 
@@ -80,7 +81,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Retention is applied by every group commit (Prune also applies it on demand).
 	Retention Retention
-	// unsyncedFreelist opens without writing the freelist (the layout before version 2),
+	// unsyncedFreelist opens without writing the freelist (the layout before version 3),
 	// for the benchmark that measures what writing it costs.
 	unsyncedFreelist bool
 }
@@ -172,7 +173,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil
 	})
 	if err == nil && version < SchemaVersion {
-		err = migrate(db, version, migrateEnv{log: opts.Logger, chunk: migrateChunk})
+		err = migrate(db, version, migrateEnv{log: opts.Logger, chunk: migrateChunk, now: opts.Now})
 	}
 	if err != nil {
 		db.Close()
@@ -397,71 +398,6 @@ func putJSON(b *bolt.Bucket, key []byte, v any) error {
 	return b.Put(key, raw)
 }
 
-func pairKey(a, b string) []byte {
-	k := make([]byte, 0, len(a)+1+len(b))
-	k = append(k, a...)
-	k = append(k, 0)
-	return append(k, b...)
-}
-
-// --- ledger.Store and lookups ---
-
-func readSession(tx *bolt.Tx, name string) (ledger.Session, error) {
-	var sess ledger.Session
-	if _, err := getJSON(tx.Bucket(bucketSessions), []byte(name), &sess); err != nil {
-		return sess, err
-	}
-	sess.Name = name
-	return sess, nil
-}
-
-// Session returns a session's memory (zero value when unknown).
-func (s *Store) Session(_ context.Context, name string) (ledger.Session, error) {
-	var sess ledger.Session
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		sess, err = readSession(tx, name)
-		return err
-	})
-	return sess, err
-}
-
-// HasGrant reports a session grant for the fingerprint.
-func (s *Store) HasGrant(_ context.Context, session, fp string) (bool, error) {
-	var ok bool
-	err := s.db.View(func(tx *bolt.Tx) error {
-		ok = tx.Bucket(bucketGrants).Get(pairKey(session, fp)) != nil
-		return nil
-	})
-	return ok, err
-}
-
-// IsDenied reports a ledgered human denial of the fingerprint in the session.
-func (s *Store) IsDenied(_ context.Context, session, fp string) (bool, error) {
-	var ok bool
-	err := s.db.View(func(tx *bolt.Tx) error {
-		ok = tx.Bucket(bucketDenials).Get(pairKey(session, fp)) != nil
-		return nil
-	})
-	return ok, err
-}
-
-// Lookup reads the session, grant and denial in one transaction.
-func (s *Store) Lookup(_ context.Context, session, fp string) (ledger.Lookup, error) {
-	var l ledger.Lookup
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		if l.Session, err = readSession(tx, session); err != nil {
-			return err
-		}
-		k := pairKey(session, fp)
-		l.Granted = tx.Bucket(bucketGrants).Get(k) != nil
-		l.Denied = tx.Bucket(bucketDenials).Get(k) != nil
-		return nil
-	})
-	return l, err
-}
-
 // --- requests ---
 
 func readRequest(tx *bolt.Tx, id string) (approval.Request, bool, error) {
@@ -557,8 +493,12 @@ func (s *Store) Resolve(ctx context.Context, id string, res approval.Resolution,
 		}
 		r.State, r.Outcome, r.Source = apply.State, apply.Outcome, apply.Source
 		r.Allowed = apply.Outcome.Allows() && apply.State == approval.StateAllowed
+		r.Explicit = r.Allowed && apply.Explicit
 		r.DecidedBy, r.Reason, r.Message, r.DecidedAt = apply.DecidedBy, apply.Reason, apply.Message, apply.DecidedAt
-		if err := s.applyEffects(tx, &r, effects); err != nil {
+		if err := applySessionEffects(tx, &r, effects); err != nil {
+			return err
+		}
+		if err := persistAllowlist(tx, &r, effects.Allowlist); err != nil {
 			return err
 		}
 		if err := tx.Bucket(bucketRequests).Put([]byte(id), appendRequest(make([]byte, 0, 1024), &r)); err != nil {
@@ -578,48 +518,6 @@ func (s *Store) Resolve(ctx context.Context, id string, res approval.Resolution,
 		return nil
 	})
 	return out, won, err
-}
-
-// AllowlistItem is a persisted "allow always" entry with its provenance.
-type AllowlistItem struct {
-	Pattern   string    `json:"pattern"`
-	Agent     string    `json:"agent,omitempty"`
-	AddedBy   string    `json:"added_by"`
-	RequestID string    `json:"request_id"`
-	AddedAt   time.Time `json:"added_at"`
-}
-
-func (s *Store) applyEffects(tx *bolt.Tx, r *approval.Request, eff ledger.Effects) error {
-	at, _ := r.DecidedAt.MarshalBinary()
-	k := pairKey(r.Session, r.Fingerprint)
-	if eff.Grant {
-		if err := tx.Bucket(bucketGrants).Put(k, at); err != nil {
-			return err
-		}
-	}
-	if eff.Denial {
-		if err := tx.Bucket(bucketDenials).Put(k, at); err != nil {
-			return err
-		}
-		sess, err := readSession(tx, r.Session)
-		if err != nil {
-			return err
-		}
-		sess.Denials++
-		if eff.PauseAfter > 0 && sess.Denials >= eff.PauseAfter && !sess.Paused {
-			sess.Paused, sess.PausedAt = true, r.DecidedAt
-		}
-		if err := putJSON(tx.Bucket(bucketSessions), []byte(r.Session), sess); err != nil {
-			return err
-		}
-	}
-	for _, p := range eff.Allowlist {
-		rec := AllowlistItem{Pattern: p, AddedBy: r.DecidedBy, RequestID: r.ID, AddedAt: r.DecidedAt}
-		if err := putJSON(tx.Bucket(bucketAllowlist), []byte(p), rec); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // AddCard records a posted card and returns the request after the write.
@@ -644,105 +542,4 @@ func (s *Store) AddCard(ctx context.Context, id string, ref approval.CardRef) (a
 		return tx.Bucket(bucketRequests).Put([]byte(id), appendRequest(make([]byte, 0, 1024), &r))
 	})
 	return out, err
-}
-
-// --- sessions ---
-
-// PutSession writes a session's settings, with an optional audit entry.
-func (s *Store) PutSession(ctx context.Context, sess ledger.Session, audit *approval.AuditEntry) error {
-	return s.write(ctx, false, func(tx *bolt.Tx) error {
-		cur, err := readSession(tx, sess.Name)
-		if err != nil {
-			return err
-		}
-		// Counters are owned by decisions; settings never overwrite them.
-		cur.Tier, cur.Unattended, cur.Parent = sess.Tier, sess.Unattended, sess.Parent
-		if err := putJSON(tx.Bucket(bucketSessions), []byte(sess.Name), cur); err != nil {
-			return err
-		}
-		if audit != nil {
-			return s.appendAudit(tx, *audit)
-		}
-		return nil
-	})
-}
-
-// Unpause lifts the pause and resets the denial count.
-func (s *Store) Unpause(ctx context.Context, name string, audit approval.AuditEntry) (ledger.Session, error) {
-	var out ledger.Session
-	err := s.write(ctx, false, func(tx *bolt.Tx) error {
-		sess, err := readSession(tx, name)
-		if err != nil {
-			return err
-		}
-		sess.Paused, sess.PausedAt, sess.Denials = false, time.Time{}, 0
-		out = sess
-		if err := putJSON(tx.Bucket(bucketSessions), []byte(name), sess); err != nil {
-			return err
-		}
-		return s.appendAudit(tx, audit)
-	})
-	return out, err
-}
-
-// --- persisted allowlist ---
-
-func (s *Store) reloadAllowlist() error {
-	var entries []policy.AllowlistEntry
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketAllowlist).ForEach(func(_, v []byte) error {
-			var r AllowlistItem
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("corrupt allowlist entry: %w", err)
-			}
-			entries = append(entries, policy.AllowlistEntry{Pattern: r.Pattern, Agent: r.Agent})
-			return nil
-		})
-	})
-	if err != nil {
-		return err
-	}
-	s.allow.Store(&entries)
-	return nil
-}
-
-// AllowlistEntries returns the persisted entries (implements policy.PersistedAllowlist).
-func (s *Store) AllowlistEntries() []policy.AllowlistEntry {
-	if p := s.allow.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// ListAllowlist returns the persisted entries with who added them.
-func (s *Store) ListAllowlist(_ context.Context) ([]AllowlistItem, error) {
-	var out []AllowlistItem
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketAllowlist).ForEach(func(_, v []byte) error {
-			var r AllowlistItem
-			if err := json.Unmarshal(v, &r); err != nil {
-				return err
-			}
-			out = append(out, r)
-			return nil
-		})
-	})
-	return out, err
-}
-
-// RevokeAllowlist removes a persisted entry; it reports whether one existed.
-func (s *Store) RevokeAllowlist(ctx context.Context, pattern string, audit approval.AuditEntry) (bool, error) {
-	var existed bool
-	err := s.write(ctx, true, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketAllowlist)
-		existed = b.Get([]byte(pattern)) != nil
-		if !existed {
-			return nil
-		}
-		if err := b.Delete([]byte(pattern)); err != nil {
-			return err
-		}
-		return s.appendAudit(tx, audit)
-	})
-	return existed, err
 }

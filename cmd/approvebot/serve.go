@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,14 +19,18 @@ import (
 	"github.com/approvebot/approvebot/core/policy"
 	"github.com/approvebot/approvebot/metrics"
 	"github.com/approvebot/approvebot/store"
+	"github.com/approvebot/approvebot/web"
 )
 
 func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", "serve [-config FILE]", stderr)
 	configPath := fs.String("config", "", "config file (TOML); empty runs on embedded defaults")
 	if err := fs.Parse(args); err != nil {
-		return &exitError{code: 2}
+		return parseError(err, 2)
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return &exitError{code: 2, msg: fmt.Sprintf("unexpected arguments: %q", fs.Args())}
 	}
 	cfg, err := config.Load(*configPath)
 	if err != nil {
@@ -73,12 +76,11 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	if err != nil {
 		return err
 	}
-	var m *metrics.Metrics
-	chans, handlers, err := buildChannels(cfg, log, func(channel string) { m.Refused(channel) })
+	chans, handlers, err := buildChannels(cfg, log)
 	if err != nil {
 		return err
 	}
-	m = metrics.New(func() map[string]gate.Health { return channelHealth(chans) }, func() (uint64, uint64, float64) {
+	m := metrics.New(func() map[string]gate.Health { return channelHealth(chans) }, func() (uint64, uint64, float64) {
 		cs := st.CommitStats()
 		return cs.Writes, cs.Commits, cs.Time.Seconds()
 	})
@@ -112,6 +114,11 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	if err != nil {
 		return err
 	}
+	panel, err := web.New(web.Options{Gate: g, Store: st, Auth: srvAPI.Authenticate, Logger: log})
+	if err != nil {
+		return err
+	}
+	srvAPI.Mount(web.Prefix, panel)
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Server.Listen, err)
@@ -138,7 +145,7 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 		runners.Add(1)
 		go func() {
 			defer runners.Done()
-			if err := r.Run(runCtx, g); err != nil && !errors.Is(err, context.Canceled) {
+			if err := r.Run(runCtx, counting{Gate: g, Counter: m}); err != nil && !errors.Is(err, context.Canceled) {
 				log.Error("channel stopped", "channel", c.Name(), "err", err)
 			}
 		}()
@@ -227,6 +234,10 @@ func (a allowlistAdapter) ListAllowlistJSON(ctx context.Context) (any, error) {
 	return items, err
 }
 
-func (a allowlistAdapter) RevokeAllowlist(ctx context.Context, pattern string, e approvalAuditEntry) (bool, error) {
-	return a.st.RevokeAllowlist(ctx, pattern, e)
+func (a allowlistAdapter) RevokeAllowlist(ctx context.Context, sel api.AllowlistSelector, e approvalAuditEntry) (any, int, error) {
+	revoked, err := a.st.RevokeAllowlist(ctx, store.AllowlistSelector(sel), e)
+	if revoked == nil {
+		revoked = []store.AllowlistItem{}
+	}
+	return revoked, len(revoked), err
 }

@@ -1,4 +1,4 @@
-// genv1 writes store/testdata/v1.db with the store code of schema version 1.
+// genv1 writes store/testdata/schema1-trail.bolt (gzip it) with the store code of schema version 1.
 package main
 
 import (
