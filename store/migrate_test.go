@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -19,16 +20,20 @@ import (
 	"github.com/approvebot/approvebot/core/approval"
 )
 
-// testdata/schema1-trail.bolt.gz was written by the store of schema version 1 (commit 6a51053) with
-// testdata/genv1: 120 requests (policy-decided, human-decided, a few pending), audit
-// entries out of time order, an unauthorized press, and audit_max_entries applied as
-// version 1 did it (39 entries pruned, their requests kept). Regenerate:
+// testdata/schema1-trail.bolt.gz was written by the store of schema version 1 (commit
+// 6a51053), testdata/schema2-trail.bolt.gz by the store of version 2 (commit d20c3e5), both
+// with testdata/genv1: 120 requests (policy-decided, human-decided, a few pending), audit
+// entries out of time order (version 1; version 2 already kept them in order), an
+// unauthorized press, and audit_max_entries applied as those versions did it (39 entries
+// pruned, their requests kept). Regenerate (COMMIT as above):
 //
-//	git archive 6a51053 | tar -x -C /tmp/v1 && mkdir /tmp/v1/cmd/genv1 &&
-//	cp store/testdata/genv1/main.go /tmp/v1/cmd/genv1/ && (cd /tmp/v1 && go run ./cmd/genv1 OUT.bolt) && gzip -9 OUT.bolt
-func v1Database(t *testing.T) string {
+//	git archive COMMIT | tar -x -C /tmp/v && mkdir /tmp/v/cmd/genv1 &&
+//	cp store/testdata/genv1/main.go /tmp/v/cmd/genv1/ && (cd /tmp/v && go run ./cmd/genv1 OUT.bolt) && gzip -9 OUT.bolt
+func v1Database(t *testing.T) string { return fixtureDatabase(t, "testdata/schema1-trail.bolt.gz") }
+
+func fixtureDatabase(t *testing.T, name string) string {
 	t.Helper()
-	f, err := os.Open("testdata/schema1-trail.bolt.gz")
+	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +42,7 @@ func v1Database(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "v1.db")
+	path := filepath.Join(t.TempDir(), "old.db")
 	out, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +64,7 @@ type v1Facts struct {
 	withEntries map[string]bool
 }
 
-func readV1(t *testing.T, path string) v1Facts {
+func readV1(t *testing.T, path string, version uint32) v1Facts {
 	t.Helper()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
 	if err != nil {
@@ -68,8 +73,8 @@ func readV1(t *testing.T, path string) v1Facts {
 	defer db.Close()
 	f := v1Facts{requests: map[string]approval.Request{}, pending: map[string]bool{}, withEntries: map[string]bool{}}
 	err = db.View(func(tx *bolt.Tx) error {
-		if v, _ := schemaVersion(tx); v != 1 {
-			t.Fatalf("fixture has schema version %d", v)
+		if v, _ := schemaVersion(tx); v != version {
+			t.Fatalf("fixture has schema version %d, want %d", v, version)
 		}
 		tx.Bucket(bucketAudit).ForEach(func(k, v []byte) error {
 			var e approval.AuditEntry
@@ -116,9 +121,20 @@ func freelistPersisted(t *testing.T, path string) bool {
 	return freelist != ^uint64(0)
 }
 
-func TestMigrateVersion1(t *testing.T) {
-	path := v1Database(t)
-	before := readV1(t, path)
+func TestMigrateOlderVersions(t *testing.T) {
+	for _, fx := range []struct {
+		file    string
+		version uint32
+		added   int // audit entries the migrations add (version 2's note)
+	}{{"testdata/schema1-trail.bolt.gz", 1, 1}, {"testdata/schema2-trail.bolt.gz", 2, 0}} {
+		t.Run(fmt.Sprintf("version %d", fx.version), func(t *testing.T) {
+			testMigrate(t, fixtureDatabase(t, fx.file), fx.version, fx.added)
+		})
+	}
+}
+
+func testMigrate(t *testing.T, path string, version uint32, added int) {
+	before := readV1(t, path, version)
 	if freelistPersisted(t, path) {
 		t.Fatal("the version-1 fixture already has a freelist: it does not test the migration")
 	}
@@ -146,7 +162,7 @@ func TestMigrateVersion1(t *testing.T) {
 	// Every entry is still there, with the entry of the version-2 migration after them,
 	// and filtered queries find what a walk finds.
 	all := auditEntries(t, s, approval.AuditQuery{Limit: maxAuditLimit})
-	if len(all) != len(before.entries)+1 || all[len(all)-1].Event != approval.EventMigration {
+	if len(all) != len(before.entries)+added || (added > 0 && all[len(all)-1].Event != approval.EventMigration) {
 		t.Fatalf("%d entries after migration, %d before, last %+v", len(all), len(before.entries), all[len(all)-1])
 	}
 	for _, q := range []approval.AuditQuery{
@@ -211,7 +227,7 @@ func TestMigrateVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := auditEntries(t, s, approval.AuditQuery{Session: "a", Limit: 1})
-	if len(got) != 1 || got[0].Event != "x" || got[0].Seq != uint64(len(before.entries))+39+2 {
+	if len(got) != 1 || got[0].Event != "x" || got[0].Seq != uint64(len(before.entries)+39+added+1) {
 		t.Fatalf("newest entry of session a: %+v", got)
 	}
 	s.Close()
