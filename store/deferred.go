@@ -99,10 +99,9 @@ func buildDeferred(tx *bolt.Tx, batch int) error {
 	}
 	var entries []indexedEntry
 	for ; k != nil && len(entries) < maxDeferredBuild; k, v = c.Next() {
-		f, err := decodeIndexed(v)
-		if err != nil {
-			return err
-		}
+		// An entry too damaged to read its names is indexed under none (a query by its
+		// session cannot find it, one by time still does): the indexes must not stop behind it.
+		f, _ := decodeIndexed(v)
 		entries = append(entries, indexedEntry{bytes.Clone(k), f})
 	}
 	return writePartition(tx, entries)

@@ -253,6 +253,24 @@ func afterName(prefix []byte) []byte {
 
 // first positions the walk at the newest entry before upper (nil: the newest of all).
 func (w *auditWalk) first(upper []byte) (key, value []byte, err error) {
+	return w.skipDangling(w.firstRaw(upper))
+}
+
+func (w *auditWalk) prev() (key, value []byte, err error) {
+	return w.skipDangling(w.prevRaw())
+}
+
+// skipDangling passes over index keys whose entry is gone. Indexes and entries change in
+// the same transactions, so one only dangles where retention removed an entry too damaged
+// to read its names (CheckIndexes reports it); a query answers what is there.
+func (w *auditWalk) skipDangling(k, v []byte, err error) ([]byte, []byte, error) {
+	for errors.Is(err, errIndexMissing) {
+		k, v, err = w.prevRaw()
+	}
+	return k, v, err
+}
+
+func (w *auditWalk) firstRaw(upper []byte) (key, value []byte, err error) {
 	switch {
 	case w.def != nil:
 		return w.def.first(w, upper)
@@ -266,7 +284,7 @@ func (w *auditWalk) first(upper []byte) (key, value []byte, err error) {
 	return w.trailAt(seekBefore(w.pc, upper))
 }
 
-func (w *auditWalk) prev() (key, value []byte, err error) {
+func (w *auditWalk) prevRaw() (key, value []byte, err error) {
 	switch {
 	case w.def != nil:
 		return w.def.prev(w)

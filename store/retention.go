@@ -77,7 +77,9 @@ func pruneOldest(tx *bolt.Tx, before time.Time, maxEntries, limit int) (audit, r
 	for _, d := range gone {
 		f, err := decodeIndexed(d.value)
 		if err != nil {
-			return 0, 0, err
+			// Too damaged to read its names: it goes anyway (retention would drop it),
+			// with what can be removed without them; the request it named, if any, stays.
+			f = indexedFields{}
 		}
 		if err := unindex(tx, d.key, &f); err != nil {
 			return 0, 0, err

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -209,5 +210,44 @@ func TestRetentionBoundsTheFile(t *testing.T) {
 			}
 			t.Logf("file sizes by round: %v", sizes)
 		})
+	}
+}
+
+// A damaged entry does not stop retention: it goes, and the index keys it leaves behind
+// (its names could not be read) are passed over by queries.
+func TestPruneDamagedEntry(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "d.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.deferredBatch = 1
+	base := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	fillAudit(t, s, base, 30)
+	ctx := context.Background()
+	// Damage the oldest entry in place.
+	err = s.write(ctx, false, func(tx *bolt.Tx) error {
+		k, _ := tx.Bucket(bucketAudit).Cursor().First()
+		return tx.Bucket(bucketAudit).Put(bytes.Clone(k), []byte("\x00not json"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _, err := s.Prune(ctx, time.Time{}, 20); err != nil || a != 10 {
+		t.Fatalf("pruned %d: %v", a, err)
+	}
+	for _, q := range []approval.AuditQuery{{Session: "a"}, {Agent: "agent-1"}, {RequestID: "req-0"}, {}} {
+		page, err := s.Audit(ctx, q)
+		if err != nil {
+			t.Fatalf("%+v: %v", q, err)
+		}
+		for _, e := range page.Entries {
+			if e.Seq <= 10 {
+				t.Fatalf("%+v: a pruned entry answered: %+v", q, e)
+			}
+		}
+	}
+	if err := s.CheckIndexes(); err == nil {
+		t.Fatal("CheckIndexes does not report the keys the damaged entry left")
 	}
 }
