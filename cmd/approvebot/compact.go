@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,15 +14,15 @@ import (
 
 // cmdCompact rewrites the database without its free pages, with the server stopped.
 func cmdCompact(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("compact", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	const usage = "compact [-config FILE | -db FILE]"
+	fs := newFlagSet("compact", usage, stderr)
 	configPath := fs.String("config", "", "config file whose [server] data names the database")
 	dbPath := fs.String("db", "", "the database file (instead of -config)")
 	if err := fs.Parse(args); err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if fs.NArg() > 0 {
-		return usageError(fs, stderr, "compact [-config F | -db FILE]", "compact takes no arguments")
+		return usageError(fs, stderr, usage, "compact takes no arguments")
 	}
 	path := *dbPath
 	if path == "" {
@@ -33,7 +32,7 @@ func cmdCompact(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 		}
 		path = cfg.Server.Data
 	} else if *configPath != "" {
-		return usageError(fs, stderr, "compact [-config F | -db FILE]", "give -config or -db, not both")
+		return usageError(fs, stderr, usage, "give -config or -db, not both")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	res, err := store.Compact(path, time.Second, log)
