@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,11 +39,6 @@ type Token struct {
 	Name  string
 	Role  Role
 	Value string
-}
-
-// AuditSource reads the trail and the persisted allowlist.
-type AuditSource interface {
-	Audit(ctx context.Context, q approval.AuditQuery) ([]approval.AuditEntry, error)
 }
 
 // AllowlistStore lists and revokes persisted "allow always" entries.
@@ -140,8 +134,10 @@ func New(opts Options) (*Server, error) {
 	s.route("PUT /v1/sessions/{session}", RoleOperator, s.putSession)
 	s.route("POST /v1/sessions/{session}/unpause", RoleOperator, s.unpause)
 	s.route("GET /v1/audit", RoleOperator, s.audit)
+	s.route("GET /v1/audit/counts", RoleOperator, s.auditCounts)
 	s.route("GET /v1/allowlist", RoleOperator, s.listAllowlist)
 	s.route("DELETE /v1/allowlist", RoleOperator, s.revokeAllowlist)
+	s.mux.HandleFunc(hookRoute, s.hookEndpoint)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	if opts.Metrics != nil {
 		s.mux.Handle("GET /metrics", opts.Metrics.Handler())
@@ -200,7 +196,14 @@ func (s *Server) authenticate(r *http.Request) (caller, bool) {
 	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
 		return caller{}, false
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(h[len(prefix):])))
+	name, role, ok := s.Authenticate(h[len(prefix):])
+	return caller{name: name, role: role}, ok
+}
+
+// Authenticate checks a bearer token (surrounding spaces ignored) against the configured
+// ones in constant time and returns its name and role. The operator panel signs in with it.
+func (s *Server) Authenticate(token string) (name string, role Role, ok bool) {
+	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
 	found := -1
 	// Compare against every token so timing says nothing about which one matched.
 	for i := range s.tokens {
@@ -209,10 +212,14 @@ func (s *Server) authenticate(r *http.Request) (caller, bool) {
 		}
 	}
 	if found < 0 {
-		return caller{}, false
+		return "", "", false
 	}
-	return caller{name: s.tokens[found].name, role: s.tokens[found].role}, true
+	return s.tokens[found].name, s.tokens[found].role, true
 }
+
+// Mount serves h under pattern on the API's listener (the operator panel at "/ui/"). h
+// does its own authentication.
+func (s *Server) Mount(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 func (s *Server) allow(w http.ResponseWriter, c caller) bool {
 	if s.opts.RateLimit <= 0 {
@@ -257,8 +264,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 // --- agent endpoints ---
 
 type createBody struct {
-	Tool          *string         `json:"tool"`
-	Args          json.RawMessage `json:"args"`
+	Tool *string `json:"tool"`
+	// Args is decoded in the same pass as the body (numbers as json.Number, kept as
+	// written); anything but an object is refused below.
+	Args          map[string]any  `json:"args"`
 	Session       string          `json:"session"`
 	ParentSession string          `json:"parent_session"`
 	Cwd           string          `json:"cwd"`
@@ -277,15 +286,18 @@ func (s *Server) createRequest(w http.ResponseWriter, r *http.Request, c caller)
 	}
 	var b createBody
 	if e := decodeStrict(body, &b); e != nil {
+		if e.Code == "invalid_field" && strings.HasPrefix(e.Message, `field "args"`) {
+			return errArgsNotObject
+		}
 		return e
 	}
 	if b.Tool == nil || *b.Tool == "" {
 		return newError(400, "missing_tool", "tool is required")
 	}
-	args, e := decodeArgs(b.Args)
-	if e != nil {
-		return e
+	if b.Args == nil {
+		return errArgsNotObject
 	}
+	args := b.Args
 	wait, e := s.parseWait(b.Wait)
 	if e != nil {
 		return e
@@ -326,22 +338,7 @@ func (s *Server) waitOrCancel(r *http.Request, rec approval.Request, wait time.D
 	return got
 }
 
-func decodeArgs(raw json.RawMessage) (map[string]any, *apiError) {
-	trimmed := strings.TrimSpace(string(raw))
-	if trimmed == "" || trimmed == "null" {
-		return nil, newError(400, "args_not_object", "args must be a JSON object")
-	}
-	if trimmed[0] != '{' {
-		return nil, newError(400, "args_not_object", "args must be a JSON object")
-	}
-	dec := json.NewDecoder(strings.NewReader(trimmed))
-	dec.UseNumber()
-	var args map[string]any
-	if err := dec.Decode(&args); err != nil || args == nil {
-		return nil, newError(400, "args_not_object", "args must be a JSON object")
-	}
-	return args, nil
-}
+var errArgsNotObject = newError(400, "args_not_object", "args must be a JSON object")
 
 func (s *Server) parseWait(v string) (time.Duration, *apiError) {
 	if v == "" {
@@ -387,7 +384,11 @@ func (s *Server) getRequest(w http.ResponseWriter, r *http.Request, c caller) *a
 			rec = got
 		}
 	}
-	writeRequest(w, rec)
+	v := viewOf(&rec)
+	if c.role == RoleOperator {
+		v.Cards = cardViews(rec.Cards)
+	}
+	writeView(w, rec, v)
 	return nil
 }
 
@@ -590,41 +591,6 @@ func sessionView(st gate.SessionState, did string) map[string]any {
 	}
 	v["agent"], v["scope"], v["agents"], v["note"] = nil, "every_agent", agents, note+`; give "agent" to change one agent's session`
 	return v
-}
-
-func (s *Server) audit(w http.ResponseWriter, r *http.Request, c caller) *apiError {
-	if s.opts.Audit == nil {
-		return newError(501, "not_available", "no audit source")
-	}
-	q := approval.AuditQuery{Session: r.URL.Query().Get("session"), RequestID: r.URL.Query().Get("request")}
-	if v := r.URL.Query().Get("since"); v != "" {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			d, derr := time.ParseDuration(v)
-			if derr != nil {
-				return newError(400, "invalid_since", "since must be RFC 3339 time or a duration such as 1h")
-			}
-			t = time.Now().Add(-d)
-		}
-		q.Since = t
-	}
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return newError(400, "invalid_limit", "limit must be a positive integer")
-		}
-		q.Limit = n
-	}
-	entries, err := s.opts.Audit.Audit(r.Context(), q)
-	if err != nil {
-		s.log.Error("audit read failed", "err", err)
-		return errInternal
-	}
-	if entries == nil {
-		entries = []approval.AuditEntry{}
-	}
-	writeJSON(w, 200, map[string]any{"entries": entries})
-	return nil
 }
 
 func (s *Server) listAllowlist(w http.ResponseWriter, r *http.Request, c caller) *apiError {

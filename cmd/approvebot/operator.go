@@ -25,9 +25,8 @@ type operatorFlags struct {
 	timeout time.Duration
 }
 
-func newOperatorFlags(name string, stderr io.Writer) (*flag.FlagSet, *operatorFlags) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func newOperatorFlags(name, usage string, stderr io.Writer) (*flag.FlagSet, *operatorFlags) {
+	fs := newFlagSet(name, usage, stderr)
 	of := &operatorFlags{}
 	of.register(fs)
 	fs.DurationVar(&of.timeout, "timeout", 30*time.Second, "give up after this long")
@@ -64,18 +63,17 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	return pos, nil
 }
 
-func usageError(fs *flag.FlagSet, stderr io.Writer, usage, msg string) error {
-	fmt.Fprintln(stderr, "usage: approvebot "+usage)
-	fs.PrintDefaults()
+func usageError(fs *flag.FlagSet, _ io.Writer, _, msg string) error {
+	fs.Usage()
 	return &exitError{code: exitUsage, msg: msg}
 }
 
 func cmdPending(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs, of := newOperatorFlags("pending", stderr)
+	fs, of := newOperatorFlags("pending", "pending [flags]", stderr)
 	asJSON := fs.Bool("json", false, "print {\"requests\":[…]}")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) > 0 {
 		return usageError(fs, stderr, "pending [flags]", "pending takes no arguments")
@@ -129,12 +127,12 @@ var decisionOutcomes = map[string]string{
 }
 
 func cmdDecide(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs, of := newOperatorFlags("decide", stderr)
-	asJSON := fs.Bool("json", false, "print the decided request object")
 	const usage = "decide [flags] ID allow|allow-session|allow-always|deny [REASON…]"
+	fs, of := newOperatorFlags("decide", usage, stderr)
+	asJSON := fs.Bool("json", false, "print the decided request object")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) < 2 {
 		return usageError(fs, stderr, usage, "give a request id and an outcome")
@@ -160,22 +158,31 @@ func cmdDecide(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	return nil
 }
 
+// maxAuditPage is the most entries the server returns in one answer.
+const maxAuditPage = 10000
+
 func cmdAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs, of := newOperatorFlags("audit", stderr)
+	fs, of := newOperatorFlags("audit", "audit [flags]", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per entry (JSON lines)")
 	var q client.AuditQuery
 	fs.StringVar(&q.Session, "session", "", "only this session")
 	fs.StringVar(&q.RequestID, "request", "", "only this request id")
+	fs.StringVar(&q.Agent, "agent", "", "only this agent (token name)")
+	fs.StringVar(&q.Tool, "tool", "", "only this tool")
+	fs.StringVar(&q.Outcome, "outcome", "", "only this outcome (allow_once, allow_session, allow_always, deny, timeout, cancelled)")
+	fs.StringVar(&q.Source, "source", "", "only this source (policy, human, floor, …)")
 	fs.StringVar(&q.Since, "since", "", "only entries since this RFC 3339 time or this long ago (e.g. 1h)")
-	fs.IntVar(&q.Limit, "limit", 0, "at most this many entries, the newest (server default 100)")
+	fs.StringVar(&q.Until, "until", "", "only entries before this RFC 3339 time or this long ago")
+	fs.Uint64Var(&q.Before, "before", 0, "only entries older than the one with this seq (the cursor printed after a full page)")
+	limit := fs.Int("limit", 100, "at most this many entries, the newest")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) > 0 {
 		return usageError(fs, stderr, "audit [flags]", "audit takes no arguments")
 	}
-	if q.Limit < 0 {
+	if *limit < 1 {
 		return usageError(fs, stderr, "audit [flags]", "-limit must be positive")
 	}
 	c, ctx, cancel, err := of.open(ctx)
@@ -183,9 +190,23 @@ func cmdAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return err
 	}
 	defer cancel()
-	entries, err := c.Audit(ctx, q)
-	if err != nil {
-		return err
+	// One answer may hold fewer entries than asked (the server bounds the entries one
+	// query examines); follow the cursor until the limit or the oldest entry.
+	var entries []client.AuditEntry
+	for {
+		q.Limit = min(*limit-len(entries), maxAuditPage)
+		page, err := c.Audit(ctx, q)
+		if err != nil {
+			return err
+		}
+		entries = append(page.Entries, entries...)
+		q.Before = page.NextBefore
+		if q.Before == 0 || len(entries) >= *limit {
+			break
+		}
+	}
+	if q.Before != 0 {
+		fmt.Fprintf(stderr, "older entries: approvebot audit -before %d (with the same filters)\n", q.Before)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -222,7 +243,8 @@ func cmdAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 }
 
 func cmdAllowlist(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs, of := newOperatorFlags("allowlist", stderr)
+	const usage = "allowlist [flags] list | revoke PATTERN [-agent NAME] [-args GLOB]"
+	fs, of := newOperatorFlags("allowlist", usage, stderr)
 	asJSON := fs.Bool("json", false, "print {\"entries\":[…]}")
 	var agent, argsGlob *string
 	fs.Func("agent", "revoke: only the entry of this agent (\"\" for the entry of every agent); default every entry of the pattern", func(v string) error {
@@ -233,10 +255,9 @@ func cmdAllowlist(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		argsGlob = &v
 		return nil
 	})
-	const usage = "allowlist [flags] list | revoke PATTERN [-agent NAME] [-args GLOB]"
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) == 0 {
 		return usageError(fs, stderr, usage, "give list or revoke PATTERN")
@@ -292,7 +313,8 @@ func cmdAllowlist(ctx context.Context, args []string, _ io.Reader, stdout, stder
 }
 
 func cmdSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs, of := newOperatorFlags("session", stderr)
+	const usage = "session [flags] set NAME [-agent A] [-tier T] [-unattended=BOOL] | unpause NAME [-agent A]"
+	fs, of := newOperatorFlags("session", usage, stderr)
 	asJSON := fs.Bool("json", false, "print the session as JSON")
 	tier := fs.String("tier", "", "set: exec tier ask|auto|full")
 	var unattended *bool
@@ -305,10 +327,9 @@ func cmdSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		return nil
 	})
 	agent := fs.String("agent", "", "the agent (token name) whose session it is; default: the session name for every agent")
-	const usage = "session [flags] set NAME [-agent A] [-tier T] [-unattended=BOOL] | unpause NAME [-agent A]"
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) != 2 || (pos[0] != "set" && pos[0] != "unpause") {
 		return usageError(fs, stderr, usage, "give set NAME or unpause NAME")

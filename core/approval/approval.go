@@ -187,12 +187,3 @@ type Resolution struct {
 var (
 	ErrNotFound = errors.New("request not found")
 )
-
-// AuditQuery selects audit entries.
-type AuditQuery struct {
-	Session   string
-	RequestID string
-	Since     time.Time
-	// Limit caps the result (default 100, at most 10000); the newest entries are kept.
-	Limit int
-}

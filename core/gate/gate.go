@@ -126,6 +126,7 @@ type Gate struct {
 	channels []Channel
 	byName   map[string]Channel
 	routes   []Route
+	events   eventHub
 
 	mu    sync.Mutex
 	live  map[string]*waiter
@@ -133,6 +134,8 @@ type Gate struct {
 	// posting counts card posts in flight per chat, so ByCard can wait for a card whose
 	// message exists on the platform but whose reference is not recorded yet.
 	posting map[approval.Target]int
+	// posted is closed (and replaced) whenever a card post finishes, waking ByCard.
+	posted  chan struct{}
 	closing chan struct{}
 	closed  bool
 	jobs    sync.WaitGroup
@@ -181,7 +184,7 @@ func New(opts Options, store Store, engine *policy.Engine, channels []Channel, r
 	g := &Gate{
 		opts: opts, store: store, engine: engine, log: opts.Logger, metrics: opts.Metrics, now: opts.Now,
 		byName: map[string]Channel{}, live: map[string]*waiter{}, cards: map[approval.CardRef]string{},
-		posting: map[approval.Target]int{},
+		posting: map[approval.Target]int{}, posted: make(chan struct{}),
 		closing: make(chan struct{}),
 	}
 	g.bg, g.bgCancel = context.WithCancel(context.Background())
@@ -290,6 +293,11 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	if g.isClosed() {
 		return approval.Request{}, ErrClosed
 	}
+	_, isShellTool := g.engine.Command(a.Tool, a.Args)
+	fp, err := CallFingerprint(a.Tool, a.Args, a.CanonicalArgs, a.Cwd, isShellTool)
+	if err != nil {
+		return approval.Request{}, invalid("args: %v", err)
+	}
 	now := g.now().UTC()
 	rec := approval.Request{
 		ID: NewID(), State: approval.StatePending, CreatedAt: now, Tool: a.Tool, Session: a.Session,
@@ -297,7 +305,7 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 		// Shown to humans and agents, so masked and hardened like the summary (never cut:
 		// validateAsk bounds both). The raw cwd is what the policy and the fingerprint read.
 		Cwd: render.Redact(a.Cwd, maxCwdLen), AgentReason: render.Redact(a.Reason, maxReasonLen),
-		Fingerprint: Fingerprint(a.Tool, a.CanonicalArgs, a.Cwd),
+		Fingerprint: fp,
 	}
 	if caller.Name == "" {
 		// Session memory belongs to an agent; a nameless caller would write to the record
@@ -374,6 +382,9 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 		g.forget(rec.ID)
 		return approval.Request{}, fmt.Errorf("storing request: %w", err)
 	}
+	// Published before the request can be listed or decided, so that no subscriber sees
+	// its decision first.
+	g.events.publish(Event{Kind: EventCreated, Request: rec})
 	g.mu.Lock()
 	w.stored = true
 	g.mu.Unlock()

@@ -3,8 +3,6 @@ package gate
 import (
 	"context"
 	"errors"
-
-	"github.com/approvebot/approvebot/core/approval"
 )
 
 // Recover runs at start: pending requests past their deadline time out (their cards are
@@ -17,11 +15,7 @@ func (g *Gate) Recover(ctx context.Context) (expired, rearmed int, err error) {
 	now := g.now()
 	for _, rec := range pending {
 		if !now.Before(rec.ExpiresAt) {
-			res := approval.Resolution{
-				State: approval.StateDenied, Outcome: approval.OutcomeTimeout, Source: approval.SourceTimeout,
-				DecidedBy: "approvebot", Reason: "deadline passed while approvebot was down", Message: msgTimeout(g.opts.ApprovalTimeout),
-			}
-			if _, err := g.resolve(ctx, rec.ID, res); err != nil {
+			if _, err := g.resolve(ctx, rec.ID, g.timeoutResolution("deadline passed while approvebot was down")); err != nil {
 				var lost *AlreadyDecidedError
 				if !errors.As(err, &lost) {
 					return expired, rearmed, err
@@ -65,6 +59,7 @@ func (g *Gate) Close(ctx context.Context) error {
 	}
 	g.closed = true
 	close(g.closing)
+	g.events.close()
 	for _, w := range g.live {
 		if w.timer != nil {
 			w.timer.Stop()

@@ -380,6 +380,8 @@ var floorCases = []struct {
 	{"vim -c '!rm -rf /' f", FloorRmRoot},
 	{"vim +'!rm -rf ~' f", FloorRmHome},
 	{"ex -c 'call system(\"rm -rf /\")' f", FloorRmRoot},
+	{"vim -c 'py3 import os; os.system(\"rm -rf /\")' f", FloorRmRoot},
+	{"vim -c 'lua os.execute(\"rm -rf ~\")' f", FloorRmHome},
 	{"ed f <<< '!rm -rf /'", FloorRmRoot},
 	{"gdb -batch -ex 'shell rm -rf /'", FloorRmRoot},
 	{"gdb --args rm -rf /", FloorRmRoot},
@@ -406,6 +408,8 @@ var floorCases = []struct {
 	{"awk -v c='rm -rf /' 'BEGIN{system(c)}'", FloorRmRoot},
 	{"awk 'BEGIN{c=\"rm -rf /\"; system(c)}'", FloorRmRoot},
 	{"python3 -c 'c=\"rm -rf /\"; import os; os.system(c)'", FloorRmRoot},
+	{"python3 -c \"import os; getattr(os, 'sys' + 'tem')('rm -rf /')\"", FloorRmRoot},
+	{"python3 -c \"import shutil; getattr(shutil, 'rmtree')('/etc')\"", FloorRmSystem},
 	{"npm explore pkg -- rm -rf /", FloorRmRoot},
 	{"npm --script-shell='rm -rf /' test", FloorRmRoot},
 	{"GIT_SSH_COMMAND='rm -rf /' git fetch", FloorRmRoot},
@@ -493,6 +497,11 @@ var floorCases = []struct {
 	{"find / -size +0 -delete", FloorRmRoot},
 	{"find / -perm -000 -delete", FloorRmRoot},
 	{"find /etc -type f -exec truncate -s0 {} +", FloorRmSystem},
+	{"find / -exec chmod 000 {} +", FloorChmodRoot},
+	{"find /usr -type f -exec chown nobody {} \\;", FloorChownRoot},
+	{"echo / > t; rm -rf $(cat t)", FloorRmRoot},
+	{"printf '/etc' > t && rm -rf \"$(cat t)\"", FloorRmSystem},
+	{"make CC='rm -rf /'", FloorRmRoot},
 	{"find / -exec sh -c 'rm -rf \"$1\"' _ {} \\;", FloorRmRoot},
 	// Block devices through globs, links and partitioning tools.
 	{"dd if=/dev/zero of=/dev/sd?", FloorBlockWrite},
@@ -719,6 +728,8 @@ while os.waitpid(-1, 0):
 	"find / -newer stamp -delete",
 	"find / -empty -delete",
 	"find / -maxdepth 0 -delete",
+	"find . -exec chmod 644 {} +",
+	"find / -name '*.sh' -exec chmod +x {} +",
 	"for d in /tmp/a /tmp/b; do rm -rf \"$d\"; done",
 	"for f in ./*; do rm -rf \"$f\"; done",
 	"echo /* | xargs ls -d",
@@ -728,6 +739,12 @@ while os.waitpid(-1, 0):
 	"while :; do date; sleep 5; done",
 	"for ((i=0; i<3; i++)); do sleep 1 & done",
 	"for i in 1 2 3; do sleep 1 & done; wait",
+	"while :; do ./worker & sleep 1; [ -f stop ] && break; done",
+	`node -e 'for(;;){ const p = require("child_process").spawn("x"); if (done()) break; }'`,
+	`python3 -c 'import os
+while True:
+    if os.fork() == 0: os._exit(0)
+    break'`,
 	"f() { g & }; g() { echo hi; }; f",
 	"git -c core.pager=less log",
 	"git rebase -x 'make test' main",
@@ -750,6 +767,10 @@ while os.waitpid(-1, 0):
 	"crontab -l",
 	"awk -v c='ls' 'BEGIN{system(c)}'",
 	"python3 -c 'print(\"ls /\")' | sh",
+	"find / -name core | xargs rm -rf",
+	"find / -name '*.pyc' -print0 | xargs -0 rm -f",
+	"grep -rl 'rm -rf /' docs | xargs cat",
+	"cat urls.txt | xargs -n1 curl -O",
 }
 
 func TestFloorNearMisses(t *testing.T) {

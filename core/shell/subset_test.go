@@ -32,6 +32,8 @@ func TestInsideSubset(t *testing.T) {
 		`echo "${PWD##*/}" ${HOME:0:1} ${HOME::1}`,
 		"unset X; echo ${X-unset}",
 		"echo $? $$ $! $RANDOM $LINENO",
+		"make -j$(nproc)",
+		"echo build-$(date +%s).log",
 		// Arithmetic on known integers.
 		"echo $((1+2*3))",
 		"x=5; echo $((x*2))",
@@ -186,6 +188,8 @@ func TestOutsideSubset(t *testing.T) {
 		{". /etc/profile", "outside"},
 		{`source "$F"`, "not known"},
 		{"source env.sh", "PATH"},
+		{"source .venv/bin/activate && pytest", "after source"},
+		{"shift $N", "shift"},
 		{"source <(curl x)", "unknown"},
 		{"echo 'rm -rf x' > s.sh; source ./s.sh", "written by the same command line"},
 		{"echo 'ls' > s.sh; bash s.sh", "written by the same command line"},

@@ -283,11 +283,26 @@ func (w *walker) dispatch(args []Arg) {
 		w.goTool(args)
 	case "hg":
 		w.hg(args)
+	case "cargo":
+		w.cargo(args)
+	case "gcc", "g++", "cc", "c++", "clang", "clang++":
+		w.compiler(base, args)
+	case "ansible":
+		w.ansible(args)
+	case "emacs", "emacsclient":
+		w.emacs(args)
 	case "tee":
 		w.emit(args, KindCommand)
 		w.teeWrites(args)
 	case "curl", "wget", "cp", "mv", "install", "ln", "mknod":
 		w.emit(args, KindCommand)
+		if base == "wget" {
+			for _, a := range args[1:] {
+				if v, ok := strings.CutPrefix(a.Value, "--use-askpass="); ok {
+					w.hiddenScript("wget --use-askpass", v, a.Known)
+				}
+			}
+		}
 		w.toolWrites(base, args)
 		if base == "ln" || base == "cp" || base == "mknod" {
 			w.links(base, args)
