@@ -12,7 +12,7 @@ const gitRepo = `git init -q . && git add -A && git -c user.email=a@b -c user.na
 const gitRepo2 = `git init -q . && git add -A && git -c user.email=a@b -c user.name=a commit -qm one && echo 2 >> README.md && git -c user.email=a@b -c user.name=a commit -qam two`
 
 func redteamCorpus() []rclass {
-	return []rclass{
+	return mergeClasses(append([]rclass{
 		{"effects", group(effectsCases(), effectsWave2())},
 		{"sensitive", group(sensitiveCases(), sensitiveWave2())},
 		{"environment", group(environmentCases(), environmentWave2())},
@@ -31,7 +31,22 @@ func redteamCorpus() []rclass {
 		{"floor_dotdot", group(floorDotDotCases(), floorDotDotWave2())},
 		{"near_miss", group(nearMissCases(), nearMissWave2())},
 		{"everyday", group(everydayCases(), everydayWave2())},
+	}, wave3()...))
+}
+
+// mergeClasses folds classes of the same name together, keeping the first one's place.
+func mergeClasses(in []rclass) []rclass {
+	var out []rclass
+	at := map[string]int{}
+	for _, c := range in {
+		if i, ok := at[c.name]; ok {
+			out[i].cases = append(out[i].cases, c.cases...)
+			continue
+		}
+		at[c.name] = len(out)
+		out = append(out, c)
 	}
+	return out
 }
 
 // Writes outside the project in every redirection form, the write options of known tools,
