@@ -110,6 +110,7 @@ func (w *walker) builtin(name string, args []Arg) {
 			}
 		}
 	case "wait":
+		w.sh.waited = w.sh.bg
 		for i := 1; i+1 < len(args); i++ {
 			if args[i].Value == "-p" || strings.HasPrefix(args[i].Value, "-") && strings.HasSuffix(args[i].Value, "p") {
 				if w.plainName("wait -p", args[i+1].Value, args[i+1].Known) {

@@ -422,6 +422,12 @@ func (w *walker) parallel(args []Arg) {
 	w.emit(args, KindCommand)
 	i := 1
 	quote := false
+	jobs := ""
+	defer func() {
+		if strings.TrimRight(strings.TrimLeft(jobs, "0"), "%") == "" && jobs != "" && w.stdinEndless() {
+			w.forkBomb("parallel -j 0 starts commands without limit from an input that never ends")
+		}
+	}()
 	for ; i < len(args); i++ {
 		a := args[i]
 		v := a.Value
@@ -436,17 +442,24 @@ func (w *walker) parallel(args []Arg) {
 		if !strings.HasPrefix(v, "-") || v == ":::" || v == "::::" {
 			break
 		}
-		name, _, hasVal := strings.Cut(v, "=")
+		name, val, hasVal := strings.Cut(v, "=")
 		switch {
 		case hasName(parallelFlags, name):
 			if name == "-q" || name == "--quote" {
 				quote = true
 			}
 		case hasName(parallelWithArg, name):
-			if !hasVal {
+			if !hasVal && i+1 < len(args) {
+				val = args[i+1].Value
 				i++
 			}
+			if name == "-j" || name == "--jobs" || name == "-P" || name == "--max-procs" {
+				jobs = val
+			}
 		case len(v) > 2 && hasName(parallelWithArg, v[:2]):
+			if v[:2] == "-j" || v[:2] == "-P" {
+				jobs = v[2:]
+			}
 		default:
 			w.cannotUnwrapArgs("parallel", args, "unknown option "+v)
 			return

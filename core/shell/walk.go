@@ -38,6 +38,8 @@ type stdinState struct {
 	fsrc  []fastCmd // the same for a line read by the fast path
 	first *stdinState
 	tried bool // the source was evaluated and its output is unknown
+	// endless is set on an input redirected from a device that never ends (< /dev/zero).
+	endless bool
 }
 
 func stdinNone() stdinState { return stdinState{} }
@@ -59,6 +61,8 @@ type shared struct {
 	opaque      bool                   // a file was sourced: what it set is not known
 	expanded    int                    // bytes produced by expansions so far
 	written     map[string]writtenText // files the command line writes, by absolute path
+	bg          int                    // work started in the background so far
+	waited      int                    // bg when the line last waited for its jobs
 	integer     map[string]bool        // variables with the integer attribute
 	noFast      bool                   // the fast path is off (tests compare it with the parser)
 }
@@ -86,7 +90,8 @@ type walker struct {
 	network   []string
 	pipe      int
 	pipePos   int
-	calls     []string // functions being replayed
+	calls     []callFrame // functions being replayed
+	async     int         // background jobs and pipelines the walk is inside
 	localBins string   // where npx and friends look first
 	moreArgs  bool     // the command gets more arguments than written (xargs)
 	unrolled  bool     // inside an unrolled for loop (loops nested in it are not unrolled)
@@ -264,6 +269,20 @@ func (w *walker) floorOnly(origin string) *walker {
 	return c
 }
 
+// unsetVar forgets a variable the walk set itself (not an unset of the shell).
+func (w *walker) unsetVar(name string) {
+	if _, ok := w.vars[name]; !ok {
+		return
+	}
+	m := make(map[string]varVal, len(w.vars))
+	for k, x := range w.vars {
+		if k != name {
+			m[k] = x
+		}
+	}
+	w.vars, w.varsOwned = m, true
+}
+
 func (w *walker) setVar(name string, v varVal) {
 	if !w.varsOwned {
 		m := make(map[string]varVal, len(w.vars)+1)
@@ -290,6 +309,9 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 	}
 	if s.Background || s.Coprocess || s.Disown {
 		w.sh.background = true
+		w.spawned()
+		w.async++
+		defer func() { w.async-- }()
 	}
 	if s.Coprocess || s.Disown {
 		w.problem("a ksh coprocess or zsh disown")
@@ -335,11 +357,13 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 			kw = "until"
 		}
 		w.problem("%s loops are not analysed (they may never end)", kw)
-		if endless(cmd.Cond, cmd.Until) && backgrounds(cmd.Do) {
-			w.an.ForkBombs = append(w.an.ForkBombs, "an endless "+kw+" loop starts commands in the background")
-		}
+		forever := endless(cmd.Cond, cmd.Until) || !cmd.Until && readsInput(cmd.Cond) && w.stdinEndless()
+		bg := w.sh.bg
 		w.walkStmts(cmd.Cond)
 		w.walkStmts(cmd.Do)
+		if forever && w.sh.bg > bg && !leavesLoop(cmd.Do) {
+			w.forkBomb("an endless " + kw + " loop starts commands in the background")
+		}
 	case *syntax.ForClause:
 		w.walkFor(cmd)
 	case *syntax.CaseClause:
@@ -378,66 +402,16 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 		w.walkStmt(cmd.Stmt)
 	case *syntax.CoprocClause:
 		w.problem("coproc")
+		w.spawned()
+		w.async++
 		w.walkStmt(cmd.Stmt)
+		w.async--
 	case *syntax.TestDecl:
 		w.problem("a bats test declaration")
 		w.walkStmt(cmd.Body)
 	default:
 		w.problem("unsupported shell construct")
 	}
-}
-
-// endless reports a loop condition that never ends the loop on its own: while :, while true,
-// while [ 1 ], while (( 1 )), until false.
-func endless(cond []*syntax.Stmt, until bool) bool {
-	if len(cond) != 1 {
-		return false
-	}
-	s := cond[0]
-	want := !until
-	if s.Negated {
-		want = !want
-	}
-	switch c := s.Cmd.(type) {
-	case *syntax.CallExpr:
-		if len(c.Assigns) > 0 || len(c.Args) == 0 {
-			return false
-		}
-		var argv []string
-		for _, a := range c.Args {
-			v, ok := staticWord(a)
-			if !ok {
-				return false
-			}
-			argv = append(argv, v)
-		}
-		switch Base(argv[0]) {
-		case ":", "true":
-			return want && len(argv) == 1 || want && argv[0] == ":"
-		case "false":
-			return !want && len(argv) == 1
-		case "[", "test":
-			ops := argv[1:]
-			if argv[0] == "[" {
-				if len(ops) == 0 || ops[len(ops)-1] != "]" {
-					return false
-				}
-				ops = ops[:len(ops)-1]
-			}
-			return len(ops) == 1 && ops[0] != "" == want
-		}
-	case *syntax.ArithmCmd:
-		if v, ok := constArith(c.X); ok {
-			return (v != 0) == want
-		}
-	case *syntax.TestClause:
-		if word, ok := c.X.(*syntax.Word); ok {
-			if v, ok := fastLiteral(word); ok {
-				return (v.Value != "") == want
-			}
-		}
-	}
-	return false
 }
 
 // staticWord is the text of a word made only of literal parts (glob characters kept).
@@ -491,35 +465,6 @@ func constArith(x syntax.ArithmExpr) (int64, bool) {
 		}
 	}
 	return 0, false
-}
-
-// backgrounds reports statements that start work in the background (cmd &, coproc) anywhere
-// in stmts, outside function declarations, in a loop body that never leaves the loop (break,
-// exit, return).
-func backgrounds(stmts []*syntax.Stmt) bool {
-	found, leaves := false, false
-	for _, st := range stmts {
-		syntax.Walk(st, func(n syntax.Node) bool {
-			switch n := n.(type) {
-			case *syntax.FuncDecl:
-				return false
-			case *syntax.Stmt:
-				if n.Background || n.Coprocess {
-					found = true
-				}
-			case *syntax.CoprocClause:
-				found = true
-			case *syntax.CallExpr:
-				if len(n.Args) > 0 {
-					if v, ok := fastLiteral(n.Args[0]); ok && (v.Value == "break" || v.Value == "exit" || v.Value == "return") {
-						leaves = true
-					}
-				}
-			}
-			return true
-		})
-	}
-	return found && !leaves
 }
 
 func lit(s string) Arg { return Arg{Value: s, Raw: s, Static: true, Known: true, Prefix: len(s)} }
@@ -598,7 +543,7 @@ func (w *walker) redirect(r *syntax.Redirect) bool {
 			return false
 		}
 		if harmlessRead(path.Clean(t)) && t != "/dev/stdin" && t != "/dev/fd/0" {
-			w.stdin = stdinState{kind: stdinKnown} // an empty input
+			w.stdin = stdinState{kind: stdinKnown, endless: endlessDevice(path.Clean(t))} // an empty input
 			return false
 		}
 		if t == "/dev/stdin" || t == "/dev/fd/0" {
@@ -819,6 +764,7 @@ func (w *walker) walkPipeline(b *syntax.BinaryCmd) {
 	for i, st := range elems {
 		c := w.sub()
 		c.pipe, c.pipePos = id, i
+		c.async++
 		if i > 0 {
 			c.stdin = stdinState{kind: stdinPipe, src: elems[:i], first: first}
 		}
@@ -883,7 +829,7 @@ func (w *walker) stdinText() (string, uint8) {
 			out, ok = w.evalFastPipe(st.fsrc, in)
 		}
 		if ok {
-			w.stdin = stdinState{kind: stdinKnown, text: out}
+			w.stdin = stdinState{kind: stdinKnown, text: out, endless: w.stdinEndless()}
 		} else {
 			w.stdin.tried = true // the source stays for the floor's guesses
 		}
@@ -963,17 +909,14 @@ func (w *walker) walkFor(fc *syntax.ForClause) {
 		w.walkSubstsNode(loop.Init)
 		w.walkSubstsNode(loop.Cond)
 		w.walkSubstsNode(loop.Post)
-		cond := loop.Cond == nil
-		if v, ok := constArith(loop.Cond); ok && v != 0 {
-			cond = true
-		}
-		if cond && backgrounds(fc.Do) {
-			w.an.ForkBombs = append(w.an.ForkBombs, "an endless for loop starts commands in the background")
-		}
 		w.arith(loop.Init)
 		w.arith(loop.Cond)
 		w.arith(loop.Post)
+		bg := w.sh.bg
 		w.walkStmts(fc.Do)
+		if w.sh.bg > bg && !leavesLoop(fc.Do) && endlessCFor(loop, fc.Do) {
+			w.forkBomb("an endless for loop starts commands in the background")
+		}
 	default:
 		w.problem("unsupported loop")
 		w.walkStmts(fc.Do)
@@ -1003,7 +946,7 @@ func (w *walker) walkFunc(fd *syntax.FuncDecl) {
 	for _, n := range names {
 		switch cycle, async := callCycle(n, w.funcs); {
 		case cycle != "" && async:
-			w.an.ForkBombs = append(w.an.ForkBombs, "function "+cycle+" calls itself in the background or through a pipe")
+			w.forkBomb("function " + cycle + " calls itself in the background or through a pipe")
 		case cycle != "":
 			w.problem("the function %s calls itself (it may never end)", cycle)
 		}
@@ -1016,7 +959,17 @@ func (w *walker) walkFunc(fd *syntax.FuncDecl) {
 	}
 	c := w.floorOnly(label)
 	c.posKnown = false
+	if len(names) > 0 {
+		c.setVar("FUNCNAME", varVal{val: names[0], known: true, arr: []string{names[0]}})
+	}
 	c.walkStmt(fd.Body)
+}
+
+// callFrame is a function being replayed: its name, and how many background jobs and
+// pipelines the walk was inside and had started when it was called.
+type callFrame struct {
+	name      string
+	async, bg int
 }
 
 // callEdge is a call from one function's body to a command name.
@@ -1025,38 +978,83 @@ type callEdge struct {
 	async bool // in the background or in a pipeline
 }
 
-// calls lists the literal command names a function body calls.
-func calls(body *syntax.Stmt) []callEdge {
+// calls lists the command names a function body calls: literal names, $FUNCNAME for the
+// function itself (self), and the calls in literal eval text. A call is async when it runs in
+// the background or in a pipeline, or after the body started work in the background.
+func calls(body *syntax.Stmt, self string) []callEdge {
 	var out []callEdge
-	var walk func(n syntax.Node, async bool)
-	walk = func(n syntax.Node, async bool) {
+	bgSeen := false
+	var walk func(n syntax.Node, async bool, depth int)
+	walk = func(n syntax.Node, async bool, depth int) {
 		syntax.Walk(n, func(x syntax.Node) bool {
 			switch x := x.(type) {
+			case *syntax.FuncDecl:
+				return false
 			case *syntax.Stmt:
-				if x.Background && x.Cmd != nil {
-					walk(x.Cmd, true)
+				if (x.Background || x.Coprocess) && x.Cmd != nil {
+					walk(x.Cmd, true, depth)
 					for _, r := range x.Redirs {
-						walk(r, true)
+						walk(r, true, depth)
 					}
+					bgSeen = true
 					return false
 				}
+			case *syntax.CoprocClause:
+				walk(x.Stmt, true, depth)
+				bgSeen = true
+				return false
 			case *syntax.BinaryCmd:
 				if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
-					walk(x.X, true)
-					walk(x.Y, true)
+					walk(x.X, true, depth)
+					walk(x.Y, true, depth)
 					return false
 				}
 			case *syntax.CallExpr:
-				if len(x.Args) > 0 {
-					if v, ok := fastLiteral(x.Args[0]); ok {
-						out = append(out, callEdge{v.Value, async})
+				if len(x.Args) == 0 {
+					return true
+				}
+				if selfCall(x.Args[0], self) {
+					out = append(out, callEdge{self, async || bgSeen})
+					return true
+				}
+				v, ok := fastLiteral(x.Args[0])
+				if !ok {
+					return true
+				}
+				args := x.Args[1:]
+				if (v.Value == "builtin" || v.Value == "command") && len(args) > 0 {
+					if a, ok := fastLiteral(args[0]); ok && a.Value == "eval" {
+						v, args = a, args[1:]
 					}
 				}
+				if v.Value == "eval" && depth < 4 {
+					var b strings.Builder
+					for i, a := range args {
+						t, ok := staticWord(a)
+						if !ok {
+							break
+						}
+						if i > 0 {
+							b.WriteByte(' ')
+						}
+						b.WriteString(t)
+					}
+					if f, err := parse(b.String()); err == nil {
+						for _, st := range f.Stmts {
+							walk(st, async, depth+1)
+						}
+					}
+					return true
+				}
+				if v.Value == "wait" {
+					bgSeen = false // the jobs started so far have ended
+				}
+				out = append(out, callEdge{v.Value, async || bgSeen})
 			}
 			return true
 		})
 	}
-	walk(body, false)
+	walk(body, false, 0)
 	return out
 }
 
@@ -1078,7 +1076,7 @@ func callCycle(name string, funcs map[string]*syntax.Stmt) (string, bool) {
 		if body == nil {
 			continue
 		}
-		for _, e := range calls(body) {
+		for _, e := range calls(body, n.fn) {
 			async := n.async || e.async
 			if e.name == name {
 				if async {

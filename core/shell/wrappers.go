@@ -985,13 +985,20 @@ func (w *walker) xargs(args []Arg) {
 	if v, ok := r.flags["I"]; ok {
 		hasRepl, repl = true, v
 	}
-	inner := args[r.next:]
-	if len(inner) == 0 {
-		inner = []Arg{lit("echo")}
-	}
 	_, fromFile := r.flags["a"]
 	if _, ok := r.flags["arg-file"]; ok {
 		fromFile = true
+	}
+	procs, ok := r.flags["P"]
+	if p, ok2 := r.flags["max-procs"]; ok2 {
+		procs, ok = p, true
+	}
+	if ok && strings.TrimLeft(procs, "0") == "" && !fromFile && w.stdinEndless() {
+		w.forkBomb("xargs -P 0 starts commands without limit from an input that never ends")
+	}
+	inner := args[r.next:]
+	if len(inner) == 0 {
+		inner = []Arg{lit("echo")}
 	}
 	var words []string
 	known := false
@@ -1637,10 +1644,19 @@ func (w *walker) shared(label, script string, static bool) {
 func (w *walker) callFunc(name string, body *syntax.Stmt, args []Arg) {
 	s := w.emit(args, KindFunction)
 	s.Benign = true
-	for _, c := range w.calls {
-		if c == name {
-			return // a recursive call: reported where the function was declared
+	for _, fr := range w.calls {
+		if fr.name != name {
+			continue
 		}
+		// A recursive call, seen as it runs (through eval, $FUNCNAME, another function):
+		// unbounded when it runs in the background or the body started work in the
+		// background on the way here.
+		if w.async > fr.async || w.sh.bg > max(fr.bg, w.sh.waited) {
+			w.forkBomb("function " + name + " calls itself in the background or after starting work in the background")
+		} else {
+			w.problem("the function %s calls itself (it may never end)", name)
+		}
+		return
 	}
 	if len(w.calls) >= 4 || w.sh.replays >= maxReplays {
 		w.problem("functions called too many times or too deep to judge")
@@ -1654,10 +1670,21 @@ func (w *walker) callFunc(name string, body *syntax.Stmt, args []Arg) {
 		known = known && a.Known
 	}
 	c := w.sub()
-	c.calls = append(w.calls[:len(w.calls):len(w.calls)], name)
+	c.calls = append(w.calls[:len(w.calls):len(w.calls)], callFrame{name: name, async: w.async, bg: w.sh.bg})
 	c.pos, c.posKnown = pos, known
 	c.varsOwned = w.varsOwned
+	stack := []string{name}
+	for i := len(w.calls) - 1; i >= 0; i-- {
+		stack = append(stack, w.calls[i].name)
+	}
+	old, hadOld := w.vars["FUNCNAME"]
+	c.setVar("FUNCNAME", varVal{val: name, known: true, arr: stack})
 	c.walkStmt(body)
+	if hadOld {
+		c.setVar("FUNCNAME", old)
+	} else {
+		c.unsetVar("FUNCNAME")
+	}
 	// A function runs in this shell: its assignments and cd carry over.
 	w.vars, w.varsOwned, w.funcs, w.cwd, w.cwdRel = c.vars, c.varsOwned, c.funcs, c.cwd, c.cwdRel
 }
