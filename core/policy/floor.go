@@ -103,12 +103,20 @@ func (f *floorCtx) abs(p string, s *shell.Segment, follow bool) string {
 		return ""
 	}
 	trailing := strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.")
+	cwd, cwdRel := s.Cwd, s.CwdRel
+	if rel, ok := shell.UnknownCwdRel(cwd); ok {
+		cwd, cwdRel = "", rel
+	}
+	if rel, ok := shell.UnknownCwdRel(p); ok {
+		// "$PWD/.." of a request without a cwd: relative to where the line started.
+		p, cwd, cwdRel = rel, "", "."
+	}
 	if !path.IsAbs(p) {
 		switch {
-		case s.Cwd != "":
-			p = s.Cwd + "/" + p
-		case s.CwdRel != "":
-			rel := path.Join(s.CwdRel, p)
+		case cwd != "":
+			p = cwd + "/" + p
+		case cwdRel != "":
+			rel := path.Join(cwdRel, p)
 			if rel != ".." && !strings.HasPrefix(rel, "../") {
 				return ""
 			}
@@ -138,6 +146,9 @@ func showSegment(s *shell.Segment) string {
 		v := a.Value
 		if s.Windows || v == "" {
 			v = a.Raw
+		}
+		if rel, ok := shell.UnknownCwdRel(v); ok {
+			v = "$PWD/" + rel // the request has no cwd
 		}
 		b.WriteString(v)
 		if b.Len() > 100 {

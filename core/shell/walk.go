@@ -18,8 +18,12 @@ type varVal struct {
 	glob bool
 	// unset is set on a variable the command line unset.
 	unset bool
-	// arr holds the elements of an indexed array with known elements (for the floor).
-	arr []string
+	// arr holds the elements of an array with known elements, keys their subscripts (nil:
+	// 0, 1, …); assoc is set on an associative array.
+	arr, keys []string
+	assoc     bool
+	// ref is the variable a name reference (declare -n) stands for.
+	ref string
 }
 
 // stdin kinds.
@@ -62,6 +66,7 @@ type shared struct {
 	expanded    int                    // bytes produced by expansions so far
 	written     map[string]writtenText // files the command line writes, by absolute path
 	bg          int                    // work started in the background so far
+	coprocs     map[string]string      // the descriptors of coprocesses that run what they read
 	waited      int                    // bg when the line last waited for its jobs
 	integer     map[string]bool        // variables with the integer attribute
 	noFast      bool                   // the fast path is off (tests compare it with the parser)
@@ -90,12 +95,15 @@ type walker struct {
 	network   []string
 	pipe      int
 	pipePos   int
-	calls     []callFrame // functions being replayed
-	async     int         // background jobs and pipelines the walk is inside
-	localBins string   // where npx and friends look first
-	moreArgs  bool     // the command gets more arguments than written (xargs)
-	unrolled  bool     // inside an unrolled for loop (loops nested in it are not unrolled)
-	hidden    bool     // the commands found are hidden in another command's arguments
+	calls     []callFrame       // functions being replayed
+	dirs      dirStack          // the previous directory and pushd's stack
+	hashed    map[string]string // command names hash -p made run another file
+	fds       []fdInput         // here-documents on descriptors other than 0 (3<<< …)
+	async     int               // background jobs and pipelines the walk is inside
+	localBins string            // where npx and friends look first
+	moreArgs  bool              // the command gets more arguments than written (xargs)
+	unrolled  bool              // inside an unrolled for loop (loops nested in it are not unrolled)
+	hidden    bool              // the commands found are hidden in another command's arguments
 }
 
 func newWalker(w *walker, sh *shared, an *Analysis, opts Options) *walker {
@@ -316,8 +324,10 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 	if s.Coprocess || s.Disown {
 		w.problem("a ksh coprocess or zsh disown")
 	}
-	savedWrites, savedReads, savedNet, savedStdin := w.writes, w.reads, w.network, w.stdin
-	defer func() { w.writes, w.reads, w.network, w.stdin = savedWrites, savedReads, savedNet, savedStdin }()
+	savedWrites, savedReads, savedNet, savedStdin, savedFds := w.writes, w.reads, w.network, w.stdin, w.fds
+	defer func() {
+		w.writes, w.reads, w.network, w.stdin, w.fds = savedWrites, savedReads, savedNet, savedStdin, savedFds
+	}()
 	ownWrites := false
 	for _, r := range s.Redirs {
 		if w.redirect(r) {
@@ -326,6 +336,9 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 	}
 	if ownWrites && s.Cmd != nil {
 		w.recordWritten(s)
+	}
+	if len(w.sh.coprocs) > 0 {
+		w.intoCoproc(s)
 	}
 	switch cmd := s.Cmd.(type) {
 	case nil:
@@ -406,6 +419,7 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 		w.async++
 		w.walkStmt(cmd.Stmt)
 		w.async--
+		w.coproc(cmd)
 	case *syntax.TestDecl:
 		w.problem("a bats test declaration")
 		w.walkStmt(cmd.Body)
@@ -551,20 +565,23 @@ func (w *walker) redirect(r *syntax.Redirect) bool {
 		}
 		w.stdin = stdinState{kind: stdinFile}
 	case syntax.Hdoc, syntax.DashHdoc:
+		st := w.heredoc(r)
 		if !onStdin {
+			w.fdText(fd, st)
 			return false
 		}
-		w.stdin = w.heredoc(r)
+		w.stdin = st
 	case syntax.WordHdoc:
+		t, ok := w.wordString(r.Word)
+		st := stdinState{kind: stdinPipe}
+		if ok {
+			st = stdinState{kind: stdinKnown, text: t + "\n"}
+		}
 		if !onStdin {
+			w.fdText(fd, st)
 			return false
 		}
-		t, ok := w.wordString(r.Word)
-		if ok {
-			w.stdin = stdinState{kind: stdinKnown, text: t + "\n"}
-		} else {
-			w.stdin = stdinState{kind: stdinPipe}
-		}
+		w.stdin = st
 	}
 	return false
 }
@@ -798,10 +815,11 @@ func (w *walker) unknownCwd() {
 // cwdVars keeps $PWD and $OLDPWD right after cd when the line had assigned them.
 func (w *walker) cwdVars() {
 	if _, ok := w.vars["PWD"]; ok {
-		w.setVar("PWD", varVal{val: w.cwd, known: w.cwd != ""})
+		p, _ := w.pwd()
+		w.setVar("PWD", varVal{val: p, known: p != ""})
 	}
 	if _, ok := w.vars["OLDPWD"]; ok {
-		w.setVar("OLDPWD", varVal{})
+		w.setVar("OLDPWD", varVal{val: w.dirs.old, known: w.dirs.old != ""})
 	}
 }
 
@@ -1200,6 +1218,7 @@ func (w *walker) walkDecl(dc *syntax.DeclClause) {
 					}
 					names++
 					if n, val, ok := strings.Cut(v, "="); ok {
+						w.quotedCompound(variant, val)
 						if w.plainName(variant, n, f.Known) {
 							w.assignVar(n, val, f.Known)
 							w.exported(variant, n, opts)
@@ -1218,9 +1237,16 @@ func (w *walker) walkDecl(dc *syntax.DeclClause) {
 		names++
 		v, ok, lit := w.wordStringLit(a.Value)
 		if a.Array != nil || a.Index != nil {
-			w.problem("%s of an array", variant)
+			w.checkEnv(a.Name.Value, "", false)
+			if strings.ContainsRune(flags, 'A') {
+				if old, had := w.vars[a.Name.Value]; !had || !old.assoc {
+					w.setVar(a.Name.Value, varVal{assoc: true, known: true, unset: true})
+				}
+			}
 			w.arrayAssign(a)
-			ok = false
+			nv := w.vars[a.Name.Value]
+			ok = nv.known
+			v = "(" + strings.Join(nv.elements(), " ") + ")"
 		} else {
 			if a.Append {
 				if old, known := w.lookup(a.Name.Value); known {
@@ -1230,7 +1256,11 @@ func (w *walker) walkDecl(dc *syntax.DeclClause) {
 				}
 			}
 			w.markInteger(flags, a.Name.Value)
-			w.assignVarLit(a.Name.Value, v, ok, lit)
+			if strings.ContainsRune(flags, 'n') && ok && isName(v) {
+				w.setVar(a.Name.Value, varVal{ref: v})
+			} else {
+				w.assignVarLit(a.Name.Value, v, ok, lit)
+			}
 		}
 		w.exported(variant, a.Name.Value, opts)
 		args = append(args, Arg{Value: a.Name.Value + "=" + v, Raw: a.Name.Value + "=" + v, Known: ok})
@@ -1290,8 +1320,9 @@ func (w *walker) declFlags(variant string, opts []Arg) string {
 				w.problem("%s -n (a name reference)", variant)
 			case c == 'i':
 				w.problem("%s -i (assignments to it are evaluated as arithmetic)", variant)
-			case c == 'a' || c == 'A':
-				w.problem("%s -%c (an array)", variant, c)
+			case c == 'a':
+			case c == 'A':
+				w.problem("%s -A (an associative array)", variant)
 			case c == 'l' || c == 'u' || c == 'c':
 				w.problem("%s -%c (assignments to it change case)", variant, c)
 			default:
@@ -1322,33 +1353,6 @@ func (w *walker) declName(variant, flags, name string, opts []Arg) {
 	}
 }
 
-// arrayAssign records an array assignment's known elements, for the floor.
-func (w *walker) arrayAssign(a *syntax.Assign) {
-	if a.Array == nil || a.Index != nil || a.Append || a.Name == nil {
-		w.setVar(a.Name.Value, varVal{})
-		return
-	}
-	var elems []string
-	for _, e := range a.Array.Elems {
-		if e.Index != nil || e.Value == nil {
-			w.setVar(a.Name.Value, varVal{})
-			return
-		}
-		for _, f := range w.expandWord(e.Value, nil) {
-			if !f.Known {
-				w.setVar(a.Name.Value, varVal{})
-				return
-			}
-			elems = append(elems, f.Value)
-		}
-	}
-	first := ""
-	if len(elems) > 0 {
-		first = elems[0]
-	}
-	w.setVar(a.Name.Value, varVal{val: first, known: true, arr: elems})
-}
-
 func (w *walker) walkAssignSubsts(a *syntax.Assign) {
 	if a.Value != nil {
 		w.walkSubsts(a.Value)
@@ -1365,6 +1369,14 @@ func (w *walker) walkAssignSubsts(a *syntax.Assign) {
 func (w *walker) assignVar(name, v string, known bool) { w.assignVarLit(name, v, known, false) }
 
 func (w *walker) assignVarLit(name, v string, known, lit bool) {
+	for range 8 {
+		// An assignment to a name reference assigns the variable it stands for.
+		old, ok := w.vars[name]
+		if !ok || old.ref == "" {
+			break
+		}
+		name = old.ref
+	}
 	w.checkEnv(name, v, known)
 	if w.sh.integer[name] && known {
 		// An integer variable evaluates what it is assigned.
@@ -1393,10 +1405,6 @@ func (w *walker) walkCall(call *syntax.CallExpr, ownWrites bool) {
 				continue
 			}
 			if a.Array != nil || a.Index != nil {
-				w.problem("an array assignment to %s", a.Name.Value)
-				if a.Index != nil {
-					w.arith(a.Index)
-				}
 				w.checkEnv(a.Name.Value, "", false)
 				w.arrayAssign(a)
 				continue
@@ -1438,6 +1446,10 @@ func (w *walker) walkCall(call *syntax.CallExpr, ownWrites bool) {
 		c := *w
 		c.env = env
 		c.command(args)
+		// The assignments were for the command alone; what a builtin or a function did to
+		// the shell (read, cd, a function's assignments) stays.
+		w.vars, w.varsOwned, w.funcs, w.pos, w.posKnown = c.vars, c.varsOwned, c.funcs, c.pos, c.posKnown
+		w.cwd, w.cwdRel, w.dirs = c.cwd, c.cwdRel, c.dirs
 		return
 	}
 	w.command(args)
@@ -1449,4 +1461,13 @@ func (w *walker) command(args []Arg) {
 		w.problem("the command name is not a literal: %s", args[0].Raw)
 	}
 	w.dispatch(args)
+}
+
+// quotedCompound looks at a value declare reads from a quoted word: 'a=(…)' is an array
+// assignment bash parses again, subscripts and all.
+func (w *walker) quotedCompound(variant, val string) {
+	if strings.HasPrefix(val, "(") {
+		w.problem("%s of a quoted array assignment (bash parses it again)", variant)
+		w.codeInData(variant, val)
+	}
 }

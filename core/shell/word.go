@@ -224,6 +224,10 @@ func (w *walker) expandFields(word *syntax.Word, dst []Arg) []Arg {
 	}
 	f.raw = appendRaw(f.raw[:0], word.Parts)
 	f.end()
+	if ps := lastProcSubst(word); ps != nil && len(f.out) == len(dst)+1 {
+		// --file=<(…): the option's value is the process substitution.
+		f.out[len(f.out)-1].proc = ps
+	}
 	// Every expanded field shares the static/known facts of the whole word.
 	for i := len(dst); i < len(f.out); i++ {
 		if !f.static {
@@ -271,10 +275,23 @@ func appendRaw(b []byte, parts []syntax.WordPart) []byte {
 }
 
 func (w *walker) ifs() string {
+	if v, ok := w.envPrefix("IFS"); ok {
+		return v
+	}
 	if v, ok := w.vars["IFS"]; ok && v.known {
 		return v.val
 	}
 	return " \t\n"
+}
+
+// envPrefix is the value a NAME=value prefix of the command being walked gives name.
+func (w *walker) envPrefix(name string) (string, bool) {
+	for i := len(w.env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(w.env[i], "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // wordParts expands parts into f. first is true while at the very start of the word (for
@@ -466,13 +483,27 @@ func (w *walker) tilde(user string) (string, bool) {
 		w.problem("~ names a home directory that is not known")
 		return "", false
 	case "+":
-		if w.cwd != "" {
-			return w.cwd, true
+		if p, ok := w.pwdExpansion("~+"); ok {
+			return p, true
 		}
 		w.problem("~+ names a working directory that is not known")
 		return "", false
 	case "-":
+		if w.dirs.old != "" {
+			if !w.dirs.oldExact {
+				w.problem("~- names a directory the request does not give")
+			}
+			return w.dirs.old, true
+		}
 		w.problem("~- names the previous working directory, which is not known")
+		return "", false
+	}
+	if d := strings.TrimLeft(user, "+-"); d != "" && isDigits(d) && len(user)-len(d) <= 1 {
+		// ~N, ~+N, ~-N: an entry of pushd's stack.
+		if p, ok := w.stackEntry(user); ok {
+			return p, true
+		}
+		w.problem("~%s names an entry of a directory stack that is not known", user)
 		return "", false
 	}
 	for _, r := range user {
@@ -505,10 +536,27 @@ func simpleParam(p *syntax.ParamExp) bool {
 		p.Repl == nil && p.Names == 0 && p.Exp == nil
 }
 
-// lookupVar returns a variable when its value is known.
+// lookupVar returns a variable when its value is known, through name references.
 func (w *walker) lookupVar(name string) (varVal, bool) {
-	if v, ok := w.vars[name]; ok {
-		return v, v.known
+	for range 8 {
+		v, ok := w.vars[name]
+		if !ok {
+			break
+		}
+		if v.ref == "" {
+			return v, v.known
+		}
+		name = v.ref
+	}
+	if v, ok := w.vars[name]; ok && v.ref != "" {
+		return varVal{}, false // a loop of references
+	}
+	if name == "DIRSTACK" {
+		full, ok := w.fullStack()
+		if !ok {
+			return varVal{}, false
+		}
+		return varVal{known: true}.array(full, nil), true
 	}
 	s, ok := w.lookupSpecial(name)
 	return varVal{val: s, known: ok}, ok
@@ -516,10 +564,41 @@ func (w *walker) lookupVar(name string) (varVal, bool) {
 
 // lookup returns a variable's value when known.
 func (w *walker) lookup(name string) (string, bool) {
-	if v, ok := w.vars[name]; ok {
+	if v, ok := w.vars[name]; ok && v.ref == "" {
 		return v.val, v.known
 	}
-	return w.lookupSpecial(name)
+	v, ok := w.lookupVar(name)
+	return v.val, ok
+}
+
+// indirect is the variable ${!n} reads when n holds target: a name, or name[subscript]
+// (whose subscript bash evaluates, reported by the arithmetic).
+func (w *walker) indirect(target string) (varVal, bool) {
+	if isName(target) || inertSpecial(target) || isDigits(target) {
+		return w.lookupVar(target)
+	}
+	i := strings.IndexByte(target, '[')
+	if i <= 0 || !strings.HasSuffix(target, "]") || !isName(target[:i]) {
+		return varVal{}, false
+	}
+	name, sub := target[:i], target[i+1:len(target)-1]
+	v, ok := w.lookupVar(name)
+	if sub == "@" || sub == "*" {
+		return varVal{val: strings.Join(v.elements(), " "), known: ok}, ok
+	}
+	key := sub
+	if !v.assoc {
+		n, nok := w.arithText(sub, 0)
+		if !nok {
+			return varVal{}, false
+		}
+		key = strconv.FormatInt(n, 10)
+	}
+	if !ok {
+		return varVal{}, false
+	}
+	e, _ := v.elem(key)
+	return varVal{val: e, known: true}, true
 }
 
 // lookupSpecial knows the positional parameters, $HOME and $PWD (from the request) and IFS.
@@ -550,7 +629,15 @@ func (w *walker) lookupSpecial(name string) (string, bool) {
 	case "HOME":
 		return w.home, w.home != ""
 	case "PWD":
-		return w.cwd, w.cwd != ""
+		return w.pwdExpansion("$PWD")
+	case "OLDPWD":
+		if w.dirs.old == "" {
+			return "", false
+		}
+		if !w.dirs.oldExact {
+			w.problem("$OLDPWD names a directory the request does not give")
+		}
+		return w.dirs.old, true
 	case "IFS":
 		return " \t\n", true
 	}
@@ -606,10 +693,17 @@ func (w *walker) paramOutside(p *syntax.ParamExp) string {
 	case p.Names != 0:
 		w.envDump("${!" + name + "*}")
 		return "${!" + name + "*} lists variable names"
+	case p.Excl && p.Index != nil:
+		if _, all := arrayIndexAll(p.Index); all {
+			return "" // ${!a[@]}: the subscripts
+		}
+		return "an indirect expansion ${!" + name + "[…]}"
 	case p.Excl:
+		if v, ok := w.lookup(name); ok && strings.ContainsRune(v, '[') {
+			// ${!n} with n='a[$(cmd)]': the subscript is evaluated, and runs cmd.
+			w.codeInData("${!"+name+"}", v)
+		}
 		return "an indirect expansion ${!" + name + "} (the variable it names is not known)"
-	case p.Index != nil:
-		return "an array subscript ${" + name + "[…]}"
 	case p.Exp != nil && p.Exp.Op == syntax.OtherParamOps:
 		op := ""
 		if p.Exp.Word != nil {
@@ -650,15 +744,27 @@ func (w *walker) paramValue(p *syntax.ParamExp) (string, bool, bool) {
 	bv, ok := w.paramBase(p)
 	base := bv.val
 	if p.Excl {
+		if p.Index != nil {
+			if _, all := arrayIndexAll(p.Index); all {
+				v, vok := w.lookupVar(p.Param.Value)
+				return strings.Join(v.subscripts(), " "), vok, false
+			}
+		}
 		if !ok {
 			return "", false, false
 		}
-		bv, ok = w.lookupVar(base)
+		bv, ok = w.indirect(base)
 		base = bv.val
 	}
 	if p.Length {
 		if !ok || bv.glob {
 			return "", false, false
+		}
+		if p.Index != nil {
+			if _, all := arrayIndexAll(p.Index); all {
+				v, _ := w.lookupVar(p.Param.Value)
+				return strconv.Itoa(len(v.elements())), true, false
+			}
 		}
 		return strconv.Itoa(utf8.RuneCountInString(base)), true, false
 	}
@@ -750,6 +856,33 @@ func (w *walker) paramValue(p *syntax.ParamExp) (string, bool, bool) {
 			return "", false, false
 		}
 		return trimPattern(base, pat, p.Exp.Op), true, false
+	case syntax.OtherParamOps:
+		// ${x@Q}, ${x@E}, …: outside the subset (reported), followed for the floor.
+		op, ok1 := arg()
+		if !ok || !ok1 {
+			return "", false, false
+		}
+		switch op {
+		case "Q", "K", "k":
+			return quote(base), true, false
+		case "E":
+			return ansiC(base), true, false
+		case "U":
+			return strings.ToUpper(base), true, false
+		case "L":
+			return strings.ToLower(base), true, false
+		case "u":
+			if base == "" {
+				return "", true, false
+			}
+			r, n := utf8.DecodeRuneInString(base)
+			return string(unicode.ToUpper(r)) + base[n:], true, false
+		case "A":
+			return "declare -- " + p.Param.Value + "=" + quote(base), true, false
+		case "a":
+			return "", true, false
+		}
+		return "", false, false
 	case syntax.UpperFirst, syntax.UpperAll, syntax.LowerFirst, syntax.LowerAll:
 		if p.Exp.Word != nil && len(p.Exp.Word.Parts) > 0 {
 			w.problem("a case conversion with a pattern")
@@ -944,4 +1077,13 @@ func digitVal(c byte) int {
 		return int(c-'A') + 10
 	}
 	return -1
+}
+
+// lastProcSubst is the process substitution a word ends with (--file=<(…)), or nil.
+func lastProcSubst(word *syntax.Word) *syntax.ProcSubst {
+	if len(word.Parts) < 2 {
+		return nil
+	}
+	ps, _ := word.Parts[len(word.Parts)-1].(*syntax.ProcSubst)
+	return ps
 }

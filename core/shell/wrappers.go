@@ -179,6 +179,11 @@ func isAssignment(s string) bool {
 // dispatch records args as a command, unwrapping what it can.
 func (w *walker) dispatch(args []Arg) {
 	name := args[0].Value
+	if file, ok := w.hashed[name]; ok && !strings.ContainsAny(name, `/\`) && w.funcs[name] == nil && builtins[name] == 0 {
+		// hash -p FILE NAME: NAME runs FILE.
+		args = append([]Arg{{Value: file, Raw: file, Known: true, Prefix: len(file)}}, args[1:]...)
+		name = file
+	}
 	if !strings.ContainsAny(name, `/\`) {
 		if body, ok := w.funcs[name]; ok {
 			w.callFunc(name, body, args)
