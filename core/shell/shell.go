@@ -112,9 +112,11 @@ type Analysis struct {
 	Segments []*Segment
 	// ForkBombs describe self-replicating shell functions found.
 	ForkBombs []string
-	// EnvExported is set when the command line exports a variable (other than locale and
-	// terminal settings) to the programs it runs: export, declare -x, set -a. Tools read their
-	// configuration from the environment, so no command of it is a safe bin.
+	// EnvExported is set when the command line exports to the programs it runs (export,
+	// declare -x, set -a) a variable through which tools read options, configuration or the
+	// programs they run (GREP_OPTIONS, TAR_OPTIONS, LS_COLORS, PAGER, PATH, LD_*, …): no
+	// command of it is then a safe bin. A name no tool reads that way (FOO, NODE_ENV) does not
+	// set it.
 	EnvExported bool
 	// EnvReads are the names of the variables whose value the command line expands anywhere
 	// ($X, ${X:-…}, "$X", a here-doc body, an arithmetic expression, a name handed to
@@ -400,6 +402,7 @@ func analyze(cmd string, opts Options, fast bool) (result *Analysis) {
 		an.problem("line continuation (backslash-newline)")
 	}
 	w := newWalker(&st.w, &st.sh, an, opts)
+	st.sh.project = projectOf(w.cwd, opts.Home)
 	st.sh.noFast = !fast
 	defer func() {
 		// A bug must not take the service down, nor let anything through: the command asks.

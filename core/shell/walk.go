@@ -67,6 +67,8 @@ type shared struct {
 	written     map[string]writtenText // files the command line writes, by absolute path
 	bg          int                    // work started in the background so far
 	coprocs     map[string]string      // the descriptors of coprocesses that run what they read
+	exported    map[string]bool        // the variables the line exports
+	project     string                 // the request's project directory ("" when there is none)
 	waited      int                    // bg when the line last waited for its jobs
 	integer     map[string]bool        // variables with the integer attribute
 	noFast      bool                   // the fast path is off (tests compare it with the parser)
