@@ -235,7 +235,7 @@ func (w *walker) source(name string, args []Arg) {
 			return
 		}
 		if found {
-			w.problem("%s of a script read from an input that is not known", name)
+			w.problem("%s of a script from an input whose content is unknown", name)
 			w.guessScripts(name)
 			w.emit(args, KindBuiltin)
 			return

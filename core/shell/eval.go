@@ -886,3 +886,81 @@ func (w *walker) evalRealpath(argv []string) (string, bool) {
 	}
 	return b.String(), true
 }
+
+// globOutput is, for a substitution that prints file names matching a glob (ls /dev/sd?,
+// echo /*, find /dev -name 'sd*', perhaps filtered by head, tail, sort or grep), that glob:
+// its output is not known, but it is some of the names the glob matches.
+func (w *walker) globOutput(stmts []*syntax.Stmt) (string, bool) {
+	if len(stmts) != 1 || !w.step() {
+		return "", false
+	}
+	var elems []*syntax.Stmt
+	var flatten func(s *syntax.Stmt) bool
+	flatten = func(s *syntax.Stmt) bool {
+		if b, ok := s.Cmd.(*syntax.BinaryCmd); ok {
+			if b.Op != syntax.Pipe && b.Op != syntax.PipeAll {
+				return false
+			}
+			return flatten(b.X) && flatten(b.Y)
+		}
+		elems = append(elems, s)
+		return true
+	}
+	if !flatten(stmts[0]) || len(elems) == 0 {
+		return "", false
+	}
+	c := w.sub()
+	c.judged = false
+	argvOf := func(s *syntax.Stmt) []Arg {
+		call, ok := s.Cmd.(*syntax.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			return nil
+		}
+		return c.expandWords(call.Args, nil)
+	}
+	for _, e := range elems[1:] {
+		args := argvOf(e)
+		if len(args) == 0 {
+			return "", false
+		}
+		switch Base(args[0].Value) {
+		case "head", "tail", "sort", "uniq", "grep", "egrep", "fgrep", "shuf", "tac", "cat":
+		default:
+			return "", false
+		}
+	}
+	args := argvOf(elems[0])
+	if len(args) == 0 {
+		return "", false
+	}
+	switch Base(args[0].Value) {
+	case "ls", "echo", "printf", "compgen", "realpath", "readlink":
+		for _, a := range args[1:] {
+			if a.Pattern != "" {
+				return a.Pattern, true
+			}
+		}
+	case "find":
+		var start, name string
+		for i := 1; i < len(args); i++ {
+			v := args[i].Value
+			switch {
+			case v == "-name" || v == "-iname":
+				if i+1 < len(args) && name == "" {
+					name = args[i+1].Value
+				}
+				i++
+			case !strings.HasPrefix(v, "-") && start == "" && v != "(" && v != "!":
+				start = v
+			}
+		}
+		if start == "" {
+			start = "."
+		}
+		if name == "" {
+			name = "*"
+		}
+		return strings.TrimSuffix(start, "/") + "/" + name, true
+	}
+	return "", false
+}

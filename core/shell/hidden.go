@@ -116,7 +116,10 @@ var gitGlobalLongArg = []string{"git-dir", "work-tree", "namespace", "config-env
 // subcommands that run commands.
 func (w *walker) git(args []Arg) {
 	w.emit(args, KindCommand)
-	dir, dirKnown := w.pwd()
+	dir, dirKnown := w.cwd, w.cwd != ""
+	if dir == "" && w.cwdRel != "" {
+		dir, dirKnown = w.cwdRel, true // where the line started, wherever that is
+	}
 	gitDir, workTree := "", ""
 	if v, ok := w.envPrefix("GIT_WORK_TREE"); ok {
 		workTree = v
@@ -640,10 +643,9 @@ func makeRunVar(name string) bool {
 
 func (w *walker) make(args []Arg) {
 	s := w.emit(args, KindCommand)
-	dir := w.cwd
-	dirKnown := dir != "" || w.cwdRel != ""
-	if dir == "" {
-		dir, _ = w.pwd()
+	dir, dirKnown := w.cwd, w.cwd != ""
+	if dir == "" && w.cwdRel != "" {
+		dir, dirKnown = w.cwdRel, true
 	}
 	// Variables make takes from its environment (RM, CC, MAKE, … of the default rules).
 	for _, e := range w.env {
@@ -716,7 +718,7 @@ func (w *walker) make(args []Arg) {
 			w.makeVar(strings.TrimRight(name, ":+?!"), val, a.Known)
 		}
 	}
-	if !dirKnown || !w.inProjectDir(dir) {
+	if (!dirKnown || !w.inProjectDir(dir)) && !hasAny(args[1:], "--version", "-v", "--help", "-h") {
 		w.problem("make runs the makefile of %s, outside the project", displayDir(dir))
 	}
 }

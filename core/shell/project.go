@@ -5,31 +5,10 @@ import (
 	"strings"
 )
 
-// The project is the directory the request runs in, unless that is no project at all: /, a
-// home directory, a system directory. Tools that run configuration or code from a directory
-// (git's repository configuration and hooks, a Makefile, package.json scripts) are judged on
-// whether that directory is inside it.
-
-// projectOf is the project of a request's working directory ("" when there is none).
-func projectOf(cwd, home string) string {
-	if cwd == "" || !path.IsAbs(cwd) {
-		return ""
-	}
-	c := path.Clean(cwd)
-	if c == "/" || c == home || strings.Count(c, "/") == 1 {
-		return "" // / and the top-level directories (/etc, /home, /tmp, …)
-	}
-	if (strings.HasPrefix(c, "/home/") || strings.HasPrefix(c, "/Users/")) && strings.Count(c, "/") == 2 {
-		return "" // a home directory
-	}
-	switch {
-	case strings.HasPrefix(c, "/usr/"), strings.HasPrefix(c, "/etc/"), strings.HasPrefix(c, "/var/lib/"),
-		strings.HasPrefix(c, "/System/"), strings.HasPrefix(c, "/Library/"), strings.HasPrefix(c, "/proc/"),
-		strings.HasPrefix(c, "/sys/"), strings.HasPrefix(c, "/dev/"), strings.HasPrefix(c, "/boot/"):
-		return ""
-	}
-	return c
-}
+// The project is the directory the request works in (Options.Project: none when the cwd is /,
+// a home directory or a system directory). Tools that run configuration or code from a
+// directory (git's repository configuration and hooks, a Makefile, package.json scripts) are
+// judged on whether that directory is inside it.
 
 // inProjectDir reports a directory inside the project (or the project itself). A relative
 // directory is inside when the request has no working directory and the path does not climb

@@ -120,7 +120,7 @@ func TestConstructs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			an := Analyze(tc.cmd, Options{Cwd: "/repo", Home: "/home/u"})
+			an := Analyze(tc.cmd, testOpts)
 			if an.OK != tc.ok {
 				t.Fatalf("OK = %v, want %v (problems %q)", an.OK, tc.ok, an.Problems)
 			}
@@ -254,11 +254,11 @@ func TestWindowsStatements(t *testing.T) {
 	got := windowsStatements(`Remove-Item -Path "C:\Program Files" -Recurse; cmd /c "rd /s /q C:\x" & echo ^& done`)
 	want := [][]string{{"Remove-Item", "-Path", `C:\Program Files`, "-Recurse"}, {"cmd", "/c", `rd /s /q C:\x`}, {"echo", "&", "done"}}
 	if len(got) != len(want) {
-		t.Fatalf("got %q", got)
+		t.Fatalf("got %v", got)
 	}
 	for i := range want {
-		if strings.Join(got[i], "|") != strings.Join(want[i], "|") {
-			t.Errorf("statement %d: %q, want %q", i, got[i], want[i])
+		if strings.Join(got[i].toks, "|") != strings.Join(want[i], "|") {
+			t.Errorf("statement %d: %q, want %q", i, got[i].toks, want[i])
 		}
 	}
 	if s, ok := decodePowerShell("ZQBjAGgAbwAgAGgAaQA="); !ok || s != "echo hi" {

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-var testOpts = Options{Cwd: "/repo", Home: "/home/u"}
+var testOpts = Options{Cwd: "/repo", Home: "/home/u", Project: "/repo"}
 
 // Everyday commands and the rest of the grammar subset are analysable (OK).
 func TestInsideSubset(t *testing.T) {
@@ -140,8 +140,9 @@ func TestOutsideSubset(t *testing.T) {
 		{"echo ${!HO*}", "lists variable names"},
 		{"x=a; echo ${x@P}", "transformation"},
 		{"x=a; echo ${x@Q}", "transformation"},
-		{"a=(1 2); echo ${a[0]}", "array"},
-		{"echo ${a[$(id)]}", "subscript"},
+		{"a=($(cat f)); ls ${a[0]}", "not known"},
+		{"echo ${a[$(id)]}", "not known"},
+		{"m=(x); echo ${m[$(id)]}", "not known"},
 		{`echo $"hello"`, "locale"},
 		{"echo @(a|b)", "extended glob"},
 		{"x=ab; echo ${x/?/z}", "pattern replacement"},
@@ -169,7 +170,8 @@ func TestOutsideSubset(t *testing.T) {
 		// Names that are subscripts.
 		{"declare -i n=5", "-i"},
 		{"declare -n r=x", "name reference"},
-		{"declare -a arr", "array"},
+		{"declare -A m", "associative"},
+		{"declare -A m=([k]=v); echo ${m[k]}", "associative"},
 		{"typeset -A m", "array"},
 		{"declare -l x=A", "case"},
 		{"read 'a[$(id)]' <<< x", "array element"},
@@ -181,7 +183,8 @@ func TestOutsideSubset(t *testing.T) {
 		{"declare 'a[$(id)]=1'", "array element"},
 		{"export -f f", "exports a function"},
 		{"mapfile -t a < f", "array"},
-		{"a[0]=x", "array"},
+		{"a[$i]=x; ls", "not known"},
+		{"read -ra a <<< x; ls", "array"},
 		{"getopts ab x", "getopts"},
 		// Builtins that change what runs, or run code.
 		{"source ~/.bashrc", "outside"},

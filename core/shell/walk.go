@@ -69,6 +69,7 @@ type shared struct {
 	coprocs     map[string]string      // the descriptors of coprocesses that run what they read
 	exported    map[string]bool        // the variables the line exports
 	project     string                 // the request's project directory ("" when there is none)
+	winCwd      string                 // the request's working directory when it is a Windows path
 	waited      int                    // bg when the line last waited for its jobs
 	integer     map[string]bool        // variables with the integer attribute
 	noFast      bool                   // the fast path is off (tests compare it with the parser)
@@ -119,8 +120,16 @@ func newWalker(w *walker, sh *shared, an *Analysis, opts Options) *walker {
 	*w = walker{an: an, sh: sh, cwd: cwd, home: opts.Home, judged: true, varsOwned: true}
 	if cwd == "" {
 		w.cwdRel = "."
+		if isWindowsPath(opts.Cwd) {
+			sh.winCwd = opts.Cwd
+		}
 	}
 	return w
+}
+
+// isWindowsPath reports an absolute Windows path (C:\x, C:/x).
+func isWindowsPath(p string) bool {
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') && (p[0] >= 'a' && p[0] <= 'z' || p[0] >= 'A' && p[0] <= 'Z')
 }
 
 // argSlice returns an empty slice with room for n arguments, carved from the analysis's
@@ -162,7 +171,7 @@ func (w *walker) emit(args []Arg, kind Kind) *Segment {
 	*s = Segment{
 		Args: args, Kind: kind, Wrappers: w.wrappers, Env: w.env, Writes: w.writes, Reads: w.reads, Network: w.network,
 		Cwd: w.cwd, Home: w.home, CwdRel: w.cwdRel, Judged: w.judged, Origin: w.origin, Pipe: w.pipe, PipePos: w.pipePos,
-		LocalBins: w.localBins, MoreArgs: w.moreArgs, Hidden: w.hidden,
+		LocalBins: w.localBins, MoreArgs: w.moreArgs, Hidden: w.hidden, WinCwd: w.sh.winCwd,
 	}
 	for i := range args {
 		if v := args[i].Value; len(v) >= 8 && strings.Contains(v, "/dev/") {

@@ -108,6 +108,7 @@ type fields struct {
 	glob          bool // current field has an active glob character
 	static, known bool
 	prefix        int // -1 until an unknown expansion is met
+	suffixAt      int // the length of val at the last unknown expansion
 	started       bool
 	noSplit       bool // assignment-like context: expansions are neither split nor globbed
 	assign        bool // an assignment value, or an argument that looks like one: ~ after = and :
@@ -149,6 +150,7 @@ func (f *fields) unknown() {
 	if f.prefix < 0 {
 		f.prefix = len(f.val)
 	}
+	f.suffixAt = len(f.val)
 }
 
 func (f *fields) end() {
@@ -158,6 +160,7 @@ func (f *fields) end() {
 	a := Arg{Value: string(f.val), Raw: string(f.raw), Static: f.static, Known: f.known, Prefix: len(f.val)}
 	if f.prefix >= 0 {
 		a.Prefix = f.prefix
+		a.Suffix = len(f.val) - f.suffixAt
 	}
 	if f.glob && validGlob(f.pat) {
 		a.Pattern = string(f.pat)
@@ -325,6 +328,14 @@ func (w *walker) wordParts(f *fields, parts []syntax.WordPart, inDbl, first bool
 			why := ""
 			if !ok && !w.digitsOutput(p.Stmts) {
 				why = "the output of $(…) is not known"
+			}
+			if !ok {
+				if pat, found := w.globOutput(p.Stmts); found {
+					// $(ls /dev/sd? | head -1): one of the names the glob matches, for the floor.
+					w.problem("%s", why)
+					w.expansion(f, pat, true, inDbl, true, "")
+					continue
+				}
 			}
 			w.expansion(f, v, ok, inDbl, false, why)
 		case *syntax.ArithmExp:
