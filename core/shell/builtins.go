@@ -366,7 +366,7 @@ func (w *walker) set(args []Arg) {
 // Options of shopt that keep the analysis exact.
 func harmlessShopt(o string) bool {
 	switch o {
-	case "nullglob", "failglob", "globstar", "nocaseglob", "nocasematch", "extglob", "dotglob",
+	case "nullglob", "failglob", "globstar", "nocaseglob", "nocasematch", "extglob",
 		"inherit_errexit", "lastpipe", "checkwinsize", "globasciiranges", "cmdhist", "lithist", "histappend":
 		return true
 	}
@@ -374,7 +374,7 @@ func harmlessShopt(o string) bool {
 }
 
 func (w *walker) shopt(args []Arg) {
-	set, opt := false, false
+	set, opt, enable := false, false, false
 	for _, a := range args[1:] {
 		v := a.Value
 		if !a.Known {
@@ -387,6 +387,7 @@ func (w *walker) shopt(args []Arg) {
 			if strings.ContainsRune(v, 's') && !strings.ContainsRune(v, 'q') {
 				set = true
 			}
+			enable = enable || strings.ContainsRune(v, 's')
 			continue
 		}
 		if !set {
@@ -398,7 +399,12 @@ func (w *walker) shopt(args []Arg) {
 			}
 			continue
 		}
-		if !harmlessShopt(v) {
+		switch {
+		case v == "dotglob":
+			if enable {
+				w.problem("shopt -s dotglob makes globs match hidden files (keys, .env, configuration)")
+			}
+		case !harmlessShopt(v):
 			w.problem("shopt %s changes how the shell reads what follows", v)
 		}
 		if v == "lastpipe" {

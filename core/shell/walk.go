@@ -24,6 +24,9 @@ type varVal struct {
 	assoc     bool
 	// ref is the variable a name reference (declare -n) stands for.
 	ref string
+	// tainted is set on a value assigned from something not known (x=$(cmd), x=${UNSET:-/}):
+	// val is the best guess, for the floor, and every use reports it.
+	tainted bool
 }
 
 // stdin kinds.
@@ -71,6 +74,7 @@ type shared struct {
 	project     string                 // the request's project directory ("" when there is none)
 	winCwd      string                 // the request's working directory when it is a Windows path
 	waited      int                    // bg when the line last waited for its jobs
+	unknowns    int                    // unknown values met while lenient
 	integer     map[string]bool        // variables with the integer attribute
 	noFast      bool                   // the fast path is off (tests compare it with the parser)
 }
@@ -103,6 +107,7 @@ type walker struct {
 	hashed    map[string]string // command names hash -p made run another file
 	fds       []fdInput         // here-documents on descriptors other than 0 (3<<< …)
 	async     int               // background jobs and pipelines the walk is inside
+	lenient   bool              // expanding echo\'s arguments or an assignment (see unknownValue)
 	localBins string            // where npx and friends look first
 	moreArgs  bool              // the command gets more arguments than written (xargs)
 	unrolled  bool              // inside an unrolled for loop (loops nested in it are not unrolled)
@@ -750,6 +755,7 @@ func (w *walker) walkSubstsNode(n syntax.Node) {
 		switch x := node.(type) {
 		case *syntax.CmdSubst:
 			c := w.sub()
+			c.lenient = false
 			c.stdin = stdinNone()
 			c.pipe, c.pipePos = 0, 0
 			c.writes, c.reads, c.network = nil, nil, nil
@@ -757,6 +763,7 @@ func (w *walker) walkSubstsNode(n syntax.Node) {
 			return false
 		case *syntax.ProcSubst:
 			c := w.sub()
+			c.lenient = false
 			c.pipe, c.pipePos = 0, 0
 			c.writes, c.reads, c.network = nil, nil, nil
 			if x.Op == syntax.CmdOut {
@@ -1246,7 +1253,7 @@ func (w *walker) walkDecl(dc *syntax.DeclClause) {
 			continue
 		}
 		names++
-		v, ok, lit := w.wordStringLit(a.Value)
+		v, ok, lit, tainted := w.lenientString(a.Value)
 		if a.Array != nil || a.Index != nil {
 			w.checkEnv(a.Name.Value, "", false)
 			if strings.ContainsRune(flags, 'A') {
@@ -1271,6 +1278,9 @@ func (w *walker) walkDecl(dc *syntax.DeclClause) {
 				w.setVar(a.Name.Value, varVal{ref: v})
 			} else {
 				w.assignVarLit(a.Name.Value, v, ok, lit)
+				if tainted {
+					w.taint(a.Name.Value)
+				}
 			}
 		}
 		w.exported(variant, a.Name.Value, opts)
@@ -1420,7 +1430,7 @@ func (w *walker) walkCall(call *syntax.CallExpr, ownWrites bool) {
 				w.arrayAssign(a)
 				continue
 			}
-			v, ok, lit := w.wordStringLit(a.Value)
+			v, ok, lit, tainted := w.lenientString(a.Value)
 			if a.Append {
 				if old, known := w.lookup(a.Name.Value); known {
 					v = old + v
@@ -1430,13 +1440,21 @@ func (w *walker) walkCall(call *syntax.CallExpr, ownWrites bool) {
 				}
 			}
 			w.assignVarLit(a.Name.Value, v, ok, lit)
+			if tainted {
+				w.taint(a.Name.Value)
+			}
 		}
 		if ownWrites {
 			w.emit(nil, KindRedirect)
 		}
 		return
 	}
-	args := w.expandWords(call.Args, w.sh.argSlice(len(call.Args)))
+	var args []Arg
+	if v, ok := fastLiteral(call.Args[0]); ok && v.Value == "echo" && w.funcs["echo"] == nil && w.hashed["echo"] == "" {
+		args = w.echoArgs(call.Args[1:], append(w.sh.argSlice(len(call.Args)), v))
+	} else {
+		args = w.expandWords(call.Args, w.sh.argSlice(len(call.Args)))
+	}
 	var env []string
 	for _, a := range call.Assigns {
 		if a.Name == nil {

@@ -332,7 +332,7 @@ func (w *walker) wordParts(f *fields, parts []syntax.WordPart, inDbl, first bool
 			if !ok {
 				if pat, found := w.globOutput(p.Stmts); found {
 					// $(ls /dev/sd? | head -1): one of the names the glob matches, for the floor.
-					w.problem("%s", why)
+					w.unknownValue("%s", why)
 					w.expansion(f, pat, true, inDbl, true, "")
 					continue
 				}
@@ -369,7 +369,7 @@ func (w *walker) wordParts(f *fields, parts []syntax.WordPart, inDbl, first bool
 func (w *walker) expansion(f *fields, v string, ok, inDbl, glob bool, why string) {
 	if !ok {
 		if why != "" {
-			w.problem("%s", why)
+			w.unknownValue("%s", why)
 		}
 		f.unknown()
 		return
@@ -555,6 +555,9 @@ func (w *walker) lookupVar(name string) (varVal, bool) {
 			break
 		}
 		if v.ref == "" {
+			if v.tainted {
+				w.unknownValue("the value of $%s is not known", name)
+			}
 			return v, v.known
 		}
 		name = v.ref
@@ -575,7 +578,7 @@ func (w *walker) lookupVar(name string) (varVal, bool) {
 
 // lookup returns a variable's value when known.
 func (w *walker) lookup(name string) (string, bool) {
-	if v, ok := w.vars[name]; ok && v.ref == "" {
+	if v, ok := w.vars[name]; ok && v.ref == "" && !v.tainted {
 		return v.val, v.known
 	}
 	v, ok := w.lookupVar(name)
@@ -599,7 +602,10 @@ func (w *walker) indirect(target string) (varVal, bool) {
 	}
 	key := sub
 	if !v.assoc {
+		was := w.lenient
+		w.lenient = false
 		n, nok := w.arithText(sub, 0)
+		w.lenient = was
 		if !nok {
 			return varVal{}, false
 		}
@@ -741,9 +747,68 @@ func (w *walker) paramBase(p *syntax.ParamExp) (varVal, bool) {
 		v, ok = w.arrayElem(p)
 	}
 	if !ok && !inertSpecial(name) && !p.Excl && p.Names == 0 {
-		w.problem("the value of $%s is not known", name)
+		if _, inLine := w.vars[name]; inLine {
+			w.unknownValue("the value of $%s is not known", name)
+		} else {
+			// From the environment (or the positional parameters): printing it is reading it.
+			w.problem("the value of $%s is not known", name)
+		}
 	}
 	return v, ok
+}
+
+// unknownValue reports a value the analysis does not know — the output of a command
+// substitution, a variable the line assigned one — unless the walk is expanding the arguments
+// of echo or the value of an assignment: echo only prints it (the commands that made it are
+// judged on their own), and an assigned unknown value is judged where it is used. The
+// suppression is counted, so that the word it was in is not taken as known. A variable from
+// the environment is never lenient: printing it reads it.
+func (w *walker) unknownValue(format string, args ...any) {
+	if w.lenient {
+		w.sh.unknowns++
+		return
+	}
+	w.problem(format, args...)
+}
+
+// lenientString is wordStringLit for an assignment's value: an unknown value is no problem
+// there; tainted says one was met, so that the variable's uses report it (its value is the
+// analysis's best guess, which the floor reads).
+func (w *walker) lenientString(word *syntax.Word) (v string, ok, lit, tainted bool) {
+	before, was := w.sh.unknowns, w.lenient
+	w.lenient = true
+	v, ok, lit = w.wordStringLit(word)
+	w.lenient = was
+	if w.sh.unknowns != before {
+		lit, tainted = false, true
+	}
+	return v, ok, lit, tainted
+}
+
+// taint marks a variable whose value was assigned from something not known.
+func (w *walker) taint(name string) {
+	if v, ok := w.vars[name]; ok {
+		v.tainted, v.lit = true, false
+		w.setVar(name, v)
+	}
+}
+
+// echoArgs expands the arguments of echo: values that are not known are no problem there
+// (echo prints them), but the fields they are in are not known either.
+func (w *walker) echoArgs(words []*syntax.Word, dst []Arg) []Arg {
+	was := w.lenient
+	w.lenient = true
+	for _, word := range words {
+		before, start := w.sh.unknowns, len(dst)
+		dst = w.expandWord(word, dst)
+		if w.sh.unknowns != before {
+			for i := start; i < len(dst); i++ {
+				dst[i].Known, dst[i].Static = false, false
+			}
+		}
+	}
+	w.lenient = was
+	return dst
 }
 
 // paramValue evaluates a parameter expansion when it can; glob is set for a loop variable
