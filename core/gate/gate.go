@@ -241,7 +241,19 @@ const (
 	maxSessionLen = 256
 	maxCwdLen     = 4096
 	maxReasonLen  = 2000
+	// maxAskReasonLen bounds the policy's reason kept on a request: it quotes paths of the
+	// command, which may be long.
+	maxAskReasonLen = 1000
 )
+
+// AskReason is what a request records of why the policy asks a human: the evaluation's
+// reason, masked and hardened like the summary, or "" when the verdict is not ask.
+func AskReason(ev policy.Evaluation) string {
+	if ev.Verdict != policy.Ask {
+		return ""
+	}
+	return render.Redact(ev.Reason, maxAskReasonLen)
+}
 
 func invisibleInName(r rune) bool {
 	return unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError
@@ -327,6 +339,7 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	}
 	rec.Summary, rec.Truncated, rec.Details = render.Summarize(a.Tool, a.Args, cmd, isShell)
 	rec.Rule = ev.Rule
+	rec.AskReason = AskReason(ev)
 	if ev.Shell != nil {
 		rec.AlwaysPatterns = ev.Shell.AlwaysPatterns
 	}
@@ -390,7 +403,8 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	g.mu.Unlock()
 	g.arm(w, rec.ExpiresAt.Sub(g.now()))
 	g.metrics.Pending(1)
-	g.log.Info("request pending", "request_id", rec.ID, "session", rec.Session, "tool", rec.Tool, "summary", rec.Summary)
+	g.log.Info("request pending", "request_id", rec.ID, "session", rec.Session, "tool", rec.Tool, "summary", rec.Summary,
+		"rule", rec.Rule, "ask_reason", rec.AskReason)
 	if len(rec.Routes) > 0 {
 		g.deliver(rec, w.fallback)
 	}
