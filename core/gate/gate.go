@@ -76,13 +76,17 @@ type Route struct {
 	Chats []string
 }
 
-// Options configures the gate.
+// Options configures the gate. A field left zero takes its default below.
 type Options struct {
+	// ApprovalTimeout is how long a request waits for a human (DefaultApprovalTimeout).
 	ApprovalTimeout time.Duration
-	// DeliveryTimeout bounds how long posting a card may take before the request falls back.
+	// DeliveryTimeout bounds how long posting a card may take before the request falls back
+	// (DefaultDeliveryTimeout).
 	DeliveryTimeout time.Duration
-	// EditTimeout bounds editing a resolved card.
-	EditTimeout          time.Duration
+	// EditTimeout bounds editing a resolved card (DefaultEditTimeout).
+	EditTimeout time.Duration
+	// MaxPendingTotal and MaxPendingPerSession cap the requests waiting for a human, in all
+	// and per agent's session (DefaultMaxPendingTotal, DefaultMaxPendingPerSession).
 	MaxPendingTotal      int
 	MaxPendingPerSession int
 	// OperatorOnly keeps asks pending for the operator API when no chat channel is
@@ -93,6 +97,17 @@ type Options struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
+
+// Defaults of Options, one place for each: New takes them for a field left zero, and
+// config's [server] defaults (approval_timeout, delivery_timeout, max_pending,
+// max_pending_per_session) are these constants.
+const (
+	DefaultApprovalTimeout      = 120 * time.Second
+	DefaultDeliveryTimeout      = 30 * time.Second
+	DefaultEditTimeout          = 60 * time.Second
+	DefaultMaxPendingTotal      = 50000
+	DefaultMaxPendingPerSession = 200
+)
 
 // Ask is one request from an agent, already decoded.
 type Ask struct {
@@ -158,19 +173,19 @@ type waiter struct {
 // New builds a gate. Channels are the configured chat platforms; routes may be empty.
 func New(opts Options, store Store, engine *policy.Engine, channels []Channel, routes []Route) (*Gate, error) {
 	if opts.ApprovalTimeout <= 0 {
-		opts.ApprovalTimeout = 120 * time.Second
+		opts.ApprovalTimeout = DefaultApprovalTimeout
 	}
 	if opts.DeliveryTimeout <= 0 {
-		opts.DeliveryTimeout = 30 * time.Second
+		opts.DeliveryTimeout = DefaultDeliveryTimeout
 	}
 	if opts.EditTimeout <= 0 {
-		opts.EditTimeout = 60 * time.Second
+		opts.EditTimeout = DefaultEditTimeout
 	}
 	if opts.MaxPendingTotal <= 0 {
-		opts.MaxPendingTotal = 50000
+		opts.MaxPendingTotal = DefaultMaxPendingTotal
 	}
 	if opts.MaxPendingPerSession <= 0 {
-		opts.MaxPendingPerSession = 200
+		opts.MaxPendingPerSession = DefaultMaxPendingPerSession
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
