@@ -1008,17 +1008,32 @@ func TestAskSurvivesServerRestart(t *testing.T) {
 	var target atomic.Pointer[url.URL]
 	u, _ := url.Parse(s.URL)
 	target.Store(u)
-	proxy := httptest.NewServer(&httputil.ReverseProxy{
+	// polls counts the client's long-polls of its request as they reach the proxy.
+	var polls atomic.Int32
+	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target.Load()) },
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			w.WriteHeader(http.StatusBadGateway)
 		},
-	})
+	}
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "GET" && strings.HasPrefix(r.URL.Path, "/v1/requests/") && r.URL.Query().Get("wait") != "" {
+			polls.Add(1)
+		}
+		rp.ServeHTTP(w, r)
+	}))
 	defer proxy.Close()
 
 	p := agStart(t, agEnv(proxy.URL, testserver.AgentToken), "", "ask", "-session", "restart", "--", "make release")
 	id, _ := agPending(t, s, "restart")
-	time.Sleep(300 * time.Millisecond) // the client is in a long-poll now
+	// Restart only once the client is in a long-poll.
+	deadline := time.Now().Add(20 * time.Second)
+	for polls.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the client never long-polled its request")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	s = s.Restart(t)
 	u, _ = url.Parse(s.URL)
 	target.Store(u)
