@@ -41,6 +41,8 @@ type ExecJudge struct {
 	persisted     PersistedAllowlist
 	pcache        *persistedCache
 	safe          map[string]bool
+	// safeSpecs are the enabled safe bins that have a safe-bin profile, with it.
+	safeSpecs map[string]*toolSpec
 	trusted       map[string]bool
 	skills        map[string]bool
 	autoSkills    bool
@@ -117,8 +119,13 @@ func NewExecJudge(cfg ExecConfig, persisted PersistedAllowlist, opts ...JudgeOpt
 		bins = DefaultSafeBins
 	}
 	j.safe = make(map[string]bool, len(bins))
+	j.safeSpecs = make(map[string]*toolSpec, len(bins))
 	for _, b := range bins {
-		j.safe[strings.TrimSpace(b)] = true
+		b = strings.TrimSpace(b)
+		j.safe[b] = true
+		if ts := toolSpecs[b]; ts != nil && ts.safe != nil {
+			j.safeSpecs[b] = ts
+		}
 	}
 	dirs := cfg.TrustedDirs
 	if dirs == nil {
@@ -493,11 +500,9 @@ func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.R
 		return true
 	}
 	name := s.Base()
-	if safeOK && j.safe[name] {
-		if ts := toolSpecs[name]; safeArgs(s, ts) && j.safeBin(name, ts, res.Path, res.Real, seg.Argv[1:], scratch) {
-			seg.SatisfiedBy = SatisfiedSafeBin
-			return true
-		}
+	if ts := j.safeSpecs[name]; safeOK && ts != nil && safeArgs(s, ts) && j.safeBin(name, ts, res.Path, res.Real, seg.Argv[1:], scratch) {
+		seg.SatisfiedBy = SatisfiedSafeBin
+		return true
 	}
 	if j.autoSkills && j.skills[name] {
 		seg.SatisfiedBy = SatisfiedSkill

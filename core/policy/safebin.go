@@ -143,13 +143,10 @@ func gitSubSafe(sub string, rest []string) bool {
 }
 
 // safeBin reports whether a resolved segment is a safe bin: an enabled name with a profile
-// (ts, toolSpecs[name]), living in a trusted directory, invoked with literal arguments its
+// (ts, from j.safeSpecs), living in a trusted directory, invoked with literal arguments its
 // profile accepts. c is scratch memory for the parse.
 func (j *ExecJudge) safeBin(name string, ts *toolSpec, resolved, real string, argv []string, c *toolCall) bool {
 	if j.windows || resolved == "" || isWindowsPath(resolved) || isWindowsPath(name) || strings.ContainsRune(name, '\\') {
-		return false
-	}
-	if !j.safe[name] {
 		return false
 	}
 	if ts == nil || ts.safe == nil {
