@@ -137,7 +137,7 @@ type Gate struct {
 	live map[string]*waiter
 	// perSession and perAgent count the live requests, for the caps.
 	perSession, perAgent map[string]int
-	cards map[approval.CardRef]string
+	cards                map[approval.CardRef]string
 	// posting counts card posts in flight per chat, so ByCard can wait for a card whose
 	// message exists on the platform but whose reference is not recorded yet.
 	posting map[approval.Target]int
