@@ -133,11 +133,11 @@ type Gate struct {
 	byName   map[string]Channel
 	routes   []Route
 
-	mu   sync.Mutex
-	live map[string]*waiter
+	mu    sync.Mutex
+	live  map[string]*waiter
+	cards map[approval.CardRef]string
 	// perSession and perAgent count the live requests, for the caps.
 	perSession, perAgent map[string]int
-	cards                map[approval.CardRef]string
 	// posting counts card posts in flight per chat, so ByCard can wait for a card whose
 	// message exists on the platform but whose reference is not recorded yet.
 	posting map[approval.Target]int
