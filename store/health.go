@@ -64,12 +64,19 @@ const stuckWrite = 10 * time.Second
 // lostLogEvery repeats the loud log line while the file stays lost.
 const lostLogEvery = time.Minute
 
+// recoverAfter is how long commits must go without a failure before the store says it is
+// writable again. A full disk still takes the probe's small write into a reused page, so one
+// success right after a failure proves little.
+const recoverAfter = 5 * time.Second
+
 type health struct {
 	mu       sync.Mutex
 	writable bool
 	err      string
 	since    time.Time
 	lost     string
+	// lastFail is when a commit last failed.
+	lastFail time.Time
 	// lostLogged is when the loud line about a lost file was last logged.
 	lostLogged time.Time
 	// errs counts failed commits; damaged counts damaged records.
@@ -100,13 +107,15 @@ func (s *Store) noteCommit(err error) {
 	s.h.mu.Lock()
 	defer s.h.mu.Unlock()
 	if err == nil {
-		if !s.h.writable && s.h.lost == "" {
-			s.log.Info("store writable again", "db", s.path, "unwritable_for", time.Since(s.h.since).Round(time.Millisecond))
+		if s.h.writable || s.h.lost != "" || time.Since(s.h.lastFail) < recoverAfter {
+			return
 		}
+		s.log.Info("store writable again", "db", s.path, "unwritable_for", time.Since(s.h.since).Round(time.Millisecond))
 		s.h.writable, s.h.err, s.h.since = true, "", time.Time{}
 		return
 	}
 	s.h.errs++
+	s.h.lastFail = time.Now()
 	if s.h.writable {
 		s.h.since = time.Now()
 		s.log.Error("store cannot write: requests that need a write are refused (503 store_unavailable) until it can",

@@ -78,28 +78,28 @@ func damagedSession(name string, at time.Time) ledger.Session {
 	return ledger.Session{Name: name, Paused: true, PausedAt: at}
 }
 
-// salvage reads the top-level string fields of a damaged JSON object up to the damage.
+// salvage reads what it can of a few string fields of a damaged request record: each
+// `"name":"` at the record's top level, wherever the damage is. (Inside a JSON string a
+// quote is escaped, so the sequence cannot come from a value.)
 func salvage(raw []byte) map[string]string {
 	out := map[string]string{}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return out
-	}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return out
+	for _, key := range []string{"agent", "session", "tool", "fingerprint", "created_at"} {
+		i := bytes.Index(raw, []byte(`"`+key+`":"`))
+		if i < 0 {
+			continue
 		}
-		key, _ := k.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return out
-		}
-		var sv string
-		if json.Unmarshal(v, &sv) == nil {
-			switch key {
-			case "agent", "session", "tool", "fingerprint", "created_at":
-				out[key] = sv
+		open := i + len(key) + 3 // the value's opening quote
+		for j := open + 1; j < len(raw); j++ {
+			if raw[j] == '\\' {
+				j++
+				continue
+			}
+			if raw[j] == '"' {
+				var v string
+				if json.Unmarshal(raw[open:j+1], &v) == nil {
+					out[key] = v
+				}
+				break
 			}
 		}
 	}
