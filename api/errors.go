@@ -11,8 +11,8 @@ type apiError struct {
 	status int
 	// retryAfter, in seconds, is sent as Retry-After when positive.
 	retryAfter int
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code       string `json:"code"`
+	Message    string `json:"message"`
 	// Extra fields for a 409.
 	DecidedBy string `json:"decided_by,omitempty"`
 	DecidedAt string `json:"decided_at,omitempty"`

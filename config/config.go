@@ -46,12 +46,12 @@ type Server struct {
 	// RateLimit is the sustained requests per second allowed per token (0: default 200).
 	RateLimit float64 `toml:"rate_limit"`
 	// RateBurst is the burst allowed per token (0: default 400).
-	RateBurst            int      `toml:"rate_burst"`
-	MaxPending           int      `toml:"max_pending"`
-	MaxPendingPerSession int      `toml:"max_pending_per_session"`
+	RateBurst            int `toml:"rate_burst"`
+	MaxPending           int `toml:"max_pending"`
+	MaxPendingPerSession int `toml:"max_pending_per_session"`
 	// MaxPendingPerAgent caps one agent token's waiting requests (0: half of max_pending).
-	MaxPendingPerAgent int `toml:"max_pending_per_agent"`
-	ShutdownTimeout      Duration `toml:"shutdown_timeout"`
+	MaxPendingPerAgent int      `toml:"max_pending_per_agent"`
+	ShutdownTimeout    Duration `toml:"shutdown_timeout"`
 	// MaxWait caps the wait an agent may ask for in one call.
 	MaxWait Duration `toml:"max_wait"`
 	// AuditRetention drops audit entries (and decided requests) older than this; 0 keeps all.

@@ -139,6 +139,10 @@ func (g *Gate) resolve(ctx context.Context, id string, res approval.Resolution) 
 	g.mu.Lock()
 	w := g.live[id]
 	timedOut := w != nil && w.timedOut
+	var patterns []string
+	if w != nil {
+		patterns = w.rec.AlwaysPatterns // finish replaces w.rec under g.mu
+	}
 	g.mu.Unlock()
 	if res.RequireLive && timedOut {
 		// The request's own timer fired: it is expired whatever the wall clock says.
@@ -148,12 +152,12 @@ func (g *Gate) resolve(ctx context.Context, id string, res approval.Resolution) 
 			DecidedAt: res.DecidedAt, Audit: approval.AuditEntry{Time: res.DecidedAt}, RequireLive: true,
 		}
 	}
-	if w != nil && res.Outcome == approval.OutcomeAllowAlways && len(w.rec.AlwaysPatterns) == 0 {
+	if w != nil && res.Outcome == approval.OutcomeAllowAlways && len(patterns) == 0 {
 		res.Outcome = approval.OutcomeAllowSession
 	}
 	pauseAfter := g.engine.Config().DenialsBeforePause
 	if w != nil {
-		eff = ledger.EffectsOf(res.Outcome, res.Source, pauseAfter, w.rec.AlwaysPatterns)
+		eff = ledger.EffectsOf(res.Outcome, res.Source, pauseAfter, patterns)
 	} else {
 		eff = ledger.EffectsOf(res.Outcome, res.Source, pauseAfter, nil)
 		if res.Outcome == approval.OutcomeAllowAlways {
