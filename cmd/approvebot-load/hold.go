@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http/httptrace"
 	"os"
 	"strconv"
 	"strings"
@@ -10,6 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 )
+
+// maxConnecting bounds the long-polls being sent at once in hold mode.
+const maxConnecting = 256
 
 // HoldReport is the figures of the hold mode: many requests pending at once.
 type HoldReport struct {
@@ -97,6 +101,10 @@ func (d *driver) hold(ctx context.Context, n int, poll bool, stderr func(string,
 	}
 	results := make(chan result, n)
 	var polling sync.WaitGroup
+	// At most this many polls are being sent at once: 10,000 connections opened in the
+	// same instant overflow the kernel's accept queue, which measures the kernel, not
+	// approvebot. Each poll waits only until its request is written.
+	sending := make(chan struct{}, maxConnecting)
 	if poll {
 		for i, id := range ids {
 			if id == "" {
@@ -107,8 +115,13 @@ func (d *driver) hold(ctx context.Context, n int, poll bool, stderr func(string,
 			go func() {
 				defer polling.Done()
 				for {
+					sending <- struct{}{}
+					var once sync.Once
+					sent := func() { once.Do(func() { <-sending }) }
 					cctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+					cctx = httptrace.WithClientTrace(cctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent() }})
 					code, raw, err := d.api.do(cctx, "GET", "/v1/requests/"+id+"?wait=5m", tokens[i], nil)
+					sent()
 					cancel()
 					if err != nil || (code != 200 && code != 202) {
 						addErr(errName("hold_poll", code, raw, err))

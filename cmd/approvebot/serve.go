@@ -246,19 +246,19 @@ const (
 	envBootID      = "APPROVEBOT_TEST_BOOT_ID"      // replaces the system's boot id
 )
 
-func testClocks(log *slog.Logger) (sysclock.Clocks, error) {
-	var c sysclock.Clocks
+func testClocks(log *slog.Logger) (*sysclock.Clocks, error) {
+	var offset time.Duration
 	if v := os.Getenv(envClockOffset); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			return c, fmt.Errorf("%s: %w", envClockOffset, err)
+			return nil, fmt.Errorf("%s: %w", envClockOffset, err)
 		}
-		c.Offset = d
+		offset = d
 		log.Warn("test seam: the wall clock is shifted", "offset", d)
 	}
-	if v := os.Getenv(envBootID); v != "" {
-		c.Boot = v
-		log.Warn("test seam: the boot id is replaced", "boot_id", v)
+	boot := os.Getenv(envBootID)
+	if boot != "" {
+		log.Warn("test seam: the boot id is replaced", "boot_id", boot)
 	}
-	return c, nil
+	return sysclock.New(offset, boot), nil
 }

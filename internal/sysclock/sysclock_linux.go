@@ -8,16 +8,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// uptime reads the kernel's boot id and CLOCK_BOOTTIME (which counts suspended time too:
-// a request waits through a suspend as it does through anything else).
-func uptime() (string, time.Duration, bool) {
+func bootID() string {
 	raw, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
-		return "", 0, false
+		return ""
 	}
+	return strings.TrimSpace(string(raw))
+}
+
+// sinceBoot is CLOCK_BOOTTIME, which counts suspended time too: a request waits through a
+// suspend as it does through anything else.
+func sinceBoot() (time.Duration, bool) {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
-		return "", 0, false
+		return 0, false
 	}
-	return strings.TrimSpace(string(raw)), time.Duration(ts.Nano()), true
+	return time.Duration(ts.Nano()), true
 }

@@ -4,6 +4,8 @@ package sysclock
 
 import "time"
 
-// uptime is unknown here: approvebot falls back to the wall clock and the store's clock
-// checkpoint.
-func uptime() (string, time.Duration, bool) { return "", 0, false }
+// Elsewhere there is no boot clock: approvebot falls back to the wall clock and the store's
+// clock checkpoint.
+func bootID() string { return "" }
+
+func sinceBoot() (time.Duration, bool) { return 0, false }

@@ -10,7 +10,7 @@ func TestUptimeAdvancesAndKeepsTheBoot(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the uptime clock is Linux's")
 	}
-	c := Clocks{}
+	c := New(0, "")
 	b1, u1, ok := c.Uptime()
 	if !ok || b1 == "" || u1 <= 0 {
 		t.Fatalf("uptime = %q %v %v", b1, u1, ok)
@@ -20,10 +20,10 @@ func TestUptimeAdvancesAndKeepsTheBoot(t *testing.T) {
 	if b2 != b1 || u2-u1 < 10*time.Millisecond {
 		t.Fatalf("second reading %q %v after %q %v", b2, u2, b1, u1)
 	}
-	if b, _, _ := (Clocks{Boot: "other"}).Uptime(); b != "other" {
+	if b, _, _ := New(0, "other").Uptime(); b != "other" {
 		t.Fatalf("boot seam: %q", b)
 	}
-	if d := (Clocks{Offset: -time.Hour}).Now().Sub(time.Now()); d > -59*time.Minute {
+	if d := New(-time.Hour, "").Now().Sub(time.Now()); d > -59*time.Minute {
 		t.Fatalf("offset seam: %v", d)
 	}
 }
