@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/approvebot/approvebot/core/approval"
@@ -50,8 +51,12 @@ func (g *Gate) expire(id string) {
 		g.log.Error("timing out request failed", "request_id", id, "err", err)
 		return
 	}
+	level := slog.LevelDebug // the store's own log says it cannot write; once per request here
+	if w.retry == 0 {
+		level = slog.LevelError
+	}
 	w.retry = min(max(2*w.retry, expireRetryMin), expireRetryMax)
-	g.log.Error("timing out request failed; no decision can win it meanwhile, trying again", "request_id", id, "err", err, "retry_in", w.retry)
+	g.log.Log(g.bg, level, "timing out request failed; no decision can win it meanwhile, trying again", "request_id", id, "err", err, "retry_in", w.retry)
 	w.timer = time.AfterFunc(w.retry, func() { g.expire(id) })
 }
 
