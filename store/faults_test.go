@@ -65,18 +65,6 @@ func seedDB(t *testing.T, dir string, n int) seeded {
 	return sd
 }
 
-func copyFile(t *testing.T, src, dst string) []byte {
-	t.Helper()
-	raw, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return raw
-}
-
 func fileHeaderOf(t *testing.T, raw []byte) fileHeader {
 	t.Helper()
 	h, err := readHeader(bytes.NewReader(raw), int64(len(raw)))

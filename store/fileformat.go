@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"os"
 )
 
 // This file reads a bbolt file the way bbolt lays it out on disk (format version 2), through
@@ -400,13 +399,4 @@ func printableKey(k []byte) string {
 		}
 	}
 	return string(k)
-}
-
-// statSize is the size of an open file.
-func statSize(f *os.File) (int64, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	return fi.Size(), nil
 }
