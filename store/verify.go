@@ -110,7 +110,7 @@ func Verify(path string) (*VerifyReport, error) {
 		case !ok:
 			rep.Problems = append(rep.Problems, fmt.Sprintf("bucket pending: request %s is listed but not stored", id))
 		case st != approval.StatePending && st != "damaged":
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("bucket pending: request %s is listed but %s (removed at the next start)", id, st))
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("bucket pending: request %s is listed but %s (approvebot ignores it)", id, st))
 		}
 	}
 	if len(rep.Problems) == 0 && db != nil {
