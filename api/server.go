@@ -659,7 +659,8 @@ func (s *Server) gateError(err error) *apiError {
 	case errors.Is(err, gate.ErrClosed):
 		return errClosing
 	case errors.Is(err, gate.ErrStoreUnavailable):
-		s.log.Error("refused: the store is unavailable", "err", err)
+		// The store logs when it stops and starts writing; one line per refusal would flood.
+		s.log.Debug("refused: the store is unavailable", "err", err)
 		return storeUnavailable(storeDetail(err))
 	case errors.Is(err, context.Canceled):
 		return newError(499, "cancelled", "the caller went away")
