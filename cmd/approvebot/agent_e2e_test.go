@@ -856,11 +856,12 @@ func TestAskAndExec(t *testing.T) {
 	t.Run("exec allowed passes the exit status through", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		p := agStart(t, env, "", "exec", "-session", "exec-ok", "-cwd", dir, "--", "sh", "-c", "echo ran > marker; echo out; exit 3")
+		// sleep is no safe bin: the command asks (writes inside the cwd alone would not).
+		p := agStart(t, env, "", "exec", "-session", "exec-ok", "-cwd", dir, "--", "sh", "-c", "echo ran > marker; sleep 0; echo out; exit 3")
 		id, summary := agPending(t, s, "exec-ok")
 		sh, _ := exec.LookPath("sh")
 		sh, _ = filepath.Abs(sh)
-		if summary != sh+" -c 'echo ran > marker; echo out; exit 3'" {
+		if summary != sh+" -c 'echo ran > marker; sleep 0; echo out; exit 3'" {
 			t.Errorf("summary %q (the absolute path of what runs)", summary)
 		}
 		agDecide(t, s, id, "allow_once", "")
@@ -902,8 +903,12 @@ func TestAskAndExec(t *testing.T) {
 	t.Run("operator commands", func(t *testing.T) {
 		t.Parallel()
 		out, code := agRun(t, opEnv, "", "session", "set", "op-sess", "-tier", "ask", "-unattended=true")
-		if code != 0 || out != "session op-sess: tier ask, unattended true, paused false, denials 0\n" {
+		if code != 0 || !strings.HasPrefix(out, "session op-sess for every agent: tier ask, unattended true\n") || !strings.Contains(out, "no agent was given") {
 			t.Fatalf("session set: %d %q", code, out)
+		}
+		out, code = agRun(t, opEnv, "", "session", "set", "op-sess", "-agent", "agent2", "-tier", "auto")
+		if code != 0 || out != "session op-sess of agent agent2: tier auto, unattended true, paused false, denials 0\n" {
+			t.Fatalf("session set -agent: %d %q", code, out)
 		}
 		out, code = agRun(t, env, "", "ask", "-session", "op-sess", "--", "make x")
 		if code != exitDenied || out != agUnattendedText+"\n" {

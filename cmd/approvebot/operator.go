@@ -12,7 +12,11 @@ import (
 	"time"
 
 	"github.com/approvebot/approvebot/client"
+	"github.com/approvebot/approvebot/core/render"
 )
+
+// maxCwdChars is more than any cwd the server accepts (4096 bytes).
+const maxCwdChars = 4096
 
 // The operator commands talk to a running server with an operator token.
 
@@ -94,14 +98,17 @@ func cmdPending(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	}
 	now := time.Now()
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGE\tEXPIRES IN\tSESSION\tAGENT\tTOOL\tSUMMARY")
+	// The directory and the agent's own reason are columns of their own, never part of the
+	// summary: a human must see where "rm -rf ./build" runs, and whose words the reason is.
+	fmt.Fprintln(tw, "ID\tAGE\tEXPIRES IN\tSESSION\tAGENT\tTOOL\tCWD\tSUMMARY\tAGENT'S REASON (ITS OWN WORDS)")
 	for _, r := range list {
 		expires := "-"
 		if !r.ExpiresAt.IsZero() {
 			expires = roundDur(r.ExpiresAt.Sub(now))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, roundDur(now.Sub(r.CreatedAt)), expires,
-			client.Printable(r.Session, 40), client.Printable(r.Agent, 30), client.Printable(r.Tool, 40), client.Printable(r.Summary, 200))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, roundDur(now.Sub(r.CreatedAt)), expires,
+			client.Printable(r.Session, 40), client.Printable(r.Agent, 30), client.Printable(r.Tool, 40),
+			orDash(render.CutMiddle(client.Printable(r.Cwd, maxCwdChars), 120)), client.Printable(r.Summary, 200), orDash(client.Printable(r.AgentReason, 200)))
 	}
 	return tw.Flush()
 }
@@ -217,7 +224,16 @@ func cmdAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 func cmdAllowlist(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs, of := newOperatorFlags("allowlist", stderr)
 	asJSON := fs.Bool("json", false, "print {\"entries\":[…]}")
-	const usage = "allowlist [flags] list | revoke PATTERN"
+	var agent, argsGlob *string
+	fs.Func("agent", "revoke: only the entry of this agent (\"\" for the entry of every agent); default every entry of the pattern", func(v string) error {
+		agent = &v
+		return nil
+	})
+	fs.Func("args", "revoke: only the entry with this args glob (\"\" for any arguments); default every entry of the pattern", func(v string) error {
+		argsGlob = &v
+		return nil
+	})
+	const usage = "allowlist [flags] list | revoke PATTERN [-agent NAME] [-args GLOB]"
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return &exitError{code: exitUsage}
@@ -244,14 +260,10 @@ func cmdAllowlist(ctx context.Context, args []string, _ io.Reader, stdout, stder
 			return nil
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "PATTERN\tAGENT\tADDED BY\tADDED AT\tREQUEST")
+		fmt.Fprintln(tw, "PATTERN\tAGENT\tARGS\tADDED BY\tADDED AT\tREQUEST")
 		for _, e := range entries {
-			agent := e.Agent
-			if agent == "" {
-				agent = "*"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", client.Printable(e.Pattern, 200), client.Printable(agent, 40),
-				client.Printable(e.AddedBy, 60), e.AddedAt.Local().Format(time.RFC3339), e.RequestID)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", client.Printable(e.Pattern, 200), client.Printable(orStar(e.Agent), 40),
+				client.Printable(orStar(e.Args), 80), client.Printable(e.AddedBy, 60), e.AddedAt.Local().Format(time.RFC3339), e.RequestID)
 		}
 		return tw.Flush()
 	case pos[0] == "revoke" && len(pos) == 2:
@@ -260,10 +272,20 @@ func cmdAllowlist(ctx context.Context, args []string, _ io.Reader, stdout, stder
 			return err
 		}
 		defer cancel()
-		if err := c.Revoke(ctx, pos[1]); err != nil {
+		revoked, err := c.Revoke(ctx, pos[1], agent, argsGlob)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, "revoked", pos[1])
+		if *asJSON {
+			return printJSON(stdout, map[string]any{"revoked": revoked})
+		}
+		for _, e := range revoked {
+			line := "revoked " + client.Printable(e.Pattern, 200) + " for agent " + client.Printable(orStar(e.Agent), 40)
+			if e.Args != "" {
+				line += " with args " + client.Printable(e.Args, 80)
+			}
+			fmt.Fprintln(stdout, line)
+		}
 		return nil
 	}
 	return usageError(fs, stderr, usage, "give list or revoke PATTERN")
@@ -282,7 +304,8 @@ func cmdSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		unattended = &b
 		return nil
 	})
-	const usage = "session [flags] set NAME [-tier T] [-unattended=BOOL] | unpause NAME"
+	agent := fs.String("agent", "", "the agent (token name) whose session it is; default: the session name for every agent")
+	const usage = "session [flags] set NAME [-agent A] [-tier T] [-unattended=BOOL] | unpause NAME [-agent A]"
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return &exitError{code: exitUsage}
@@ -314,9 +337,10 @@ func cmdSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	defer cancel()
 	var s *client.Session
 	if pos[0] == "set" {
+		u.Agent = *agent
 		s, err = c.SetSession(ctx, pos[1], u)
 	} else {
-		s, err = c.Unpause(ctx, pos[1])
+		s, err = c.Unpause(ctx, pos[1], *agent)
 	}
 	if err != nil {
 		return err
@@ -324,12 +348,39 @@ func cmdSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	if *asJSON {
 		return printJSON(stdout, s)
 	}
-	t := s.Tier
-	if t == "" {
-		t = "(global)"
+	tierOf := func(t string) string {
+		if t == "" {
+			return "(global)"
+		}
+		return t
 	}
-	fmt.Fprintf(stdout, "session %s: tier %s, unattended %t, paused %t, denials %d\n", client.Printable(s.Session, 100), t, s.Unattended, s.Paused, s.Denials)
+	if s.Agent != "" {
+		fmt.Fprintf(stdout, "session %s of agent %s: tier %s, unattended %t, paused %t, denials %d\n", client.Printable(s.Session, 100),
+			client.Printable(s.Agent, 60), tierOf(s.Tier), s.Unattended, s.Paused, s.Denials)
+		return nil
+	}
+	fmt.Fprintf(stdout, "session %s for every agent: tier %s, unattended %t\n", client.Printable(s.Session, 100), tierOf(s.Tier), s.Unattended)
+	if s.Note != "" {
+		fmt.Fprintln(stdout, client.Printable(s.Note, 400))
+	}
+	for _, a := range s.Agents {
+		fmt.Fprintf(stdout, "  agent %s: tier %s, unattended %t, paused %t, denials %d\n", client.Printable(a.Agent, 60), tierOf(a.Tier), a.Unattended, a.Paused, a.Denials)
+	}
 	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func orStar(s string) string {
+	if s == "" {
+		return "*"
+	}
+	return s
 }
 
 func printJSON(w io.Writer, v any) error {

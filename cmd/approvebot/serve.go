@@ -235,8 +235,12 @@ func (a allowlistAdapter) ListAllowlistJSON(ctx context.Context) (any, error) {
 	return items, err
 }
 
-func (a allowlistAdapter) RevokeAllowlist(ctx context.Context, pattern string, e approvalAuditEntry) (bool, error) {
-	return a.st.RevokeAllowlist(ctx, pattern, e)
+func (a allowlistAdapter) RevokeAllowlist(ctx context.Context, sel api.AllowlistSelector, e approvalAuditEntry) (any, int, error) {
+	revoked, err := a.st.RevokeAllowlist(ctx, store.AllowlistSelector(sel), e)
+	if revoked == nil {
+		revoked = []store.AllowlistItem{}
+	}
+	return revoked, len(revoked), err
 }
 
 // The fault-injection seams of the clock, for the tests that restart approvebot across a

@@ -83,9 +83,14 @@ type CardRef struct {
 // Request is the record of one ask, persisted in the store; the API answers a public view of
 // it. Raw arguments are never part of it: only the redacted summary and the fingerprint.
 type Request struct {
-	ID          string    `json:"id"`
-	State       State     `json:"state"`
-	Allowed     bool      `json:"allowed"`
+	ID      string `json:"id"`
+	State   State  `json:"state"`
+	Allowed bool   `json:"allowed"`
+	// Explicit is true for an allow by a tool permission, the allowlist, a safe bin, a
+	// proven-inert builtin, a session grant or a human; false for an allow that is only the
+	// tier's default (and for every refusal). Integrations answer "allow" to their agent only
+	// when it is true; otherwise they leave the decision to the agent's own permission flow.
+	Explicit    bool      `json:"explicit,omitempty"`
 	Outcome     Outcome   `json:"outcome"`
 	Source      Source    `json:"source,omitempty"`
 	Reason      string    `json:"reason"`
@@ -173,6 +178,7 @@ const (
 	EventSession      = "session"
 	EventAllowlist    = "allowlist"
 	EventChannel      = "channel"
+	EventMigration    = "migration"
 	// EventQuarantine records a damaged record moved aside (its request denied, its
 	// session paused, its allowlist entry dropped).
 	EventQuarantine = "quarantine"
@@ -187,6 +193,8 @@ type Resolution struct {
 	Reason    string
 	Message   string
 	DecidedAt time.Time
+	// Explicit marks an allow a human gave (see Request.Explicit).
+	Explicit bool
 	// RequireLive refuses the decision when the request's deadline has passed: the store
 	// then times the request out instead, in the same transaction.
 	RequireLive bool
