@@ -167,6 +167,7 @@ func New(opts Options) (*Server, error) {
 	s.route("GET /v1/allowlist", RoleOperator, s.listAllowlist)
 	s.route("DELETE /v1/allowlist", RoleOperator, s.revokeAllowlist)
 	s.route("GET /v1/backup", RoleOperator, s.backup)
+	s.mux.HandleFunc(hookRoute, s.hookEndpoint)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	if opts.Metrics != nil {
 		s.mux.Handle("GET /metrics", opts.Metrics.Handler())

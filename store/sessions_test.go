@@ -253,7 +253,7 @@ func copyFixture(t *testing.T, name string) string {
 	return path
 }
 
-// testdata/schema1.db was written by the schema-1 code (store + gate), with DenialsBeforePause
+// testdata/schema1.bolt was written by the schema-1 code (store + gate), with DenialsBeforePause
 // 2 and allow_always = "persist":
 //   - alice in "shared": "deploy granted" allowed for the session (a grant),
 //     "deploy denied-by-alice" denied;
@@ -262,7 +262,7 @@ func copyFixture(t *testing.T, name string) string {
 //   - bob in "solo": "make build" allowed always (a persisted allowlist entry);
 //   - the operator set session "ops" to tier "ask", unattended (no request used it).
 func TestMigrateSchema1(t *testing.T) {
-	path := copyFixture(t, "schema1.db")
+	path := copyFixture(t, "schema1.bolt")
 	s, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -207,7 +207,7 @@ func TestAllowAlwaysBelongsToTheAgent(t *testing.T) {
 // everyone.
 func TestUpgradeFromSchema1(t *testing.T) {
 	dir := t.TempDir()
-	src, err := os.Open(filepath.Join("..", "..", "store", "testdata", "schema1.db"))
+	src, err := os.Open(filepath.Join("..", "..", "store", "testdata", "schema1.bolt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,9 +25,8 @@ type operatorFlags struct {
 	timeout time.Duration
 }
 
-func newOperatorFlags(name string, stderr io.Writer) (*flag.FlagSet, *operatorFlags) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func newOperatorFlags(name, usage string, stderr io.Writer) (*flag.FlagSet, *operatorFlags) {
+	fs := newFlagSet(name, usage, stderr)
 	of := &operatorFlags{}
 	of.register(fs)
 	fs.DurationVar(&of.timeout, "timeout", 30*time.Second, "give up after this long")
@@ -64,18 +63,17 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	return pos, nil
 }
 
-func usageError(fs *flag.FlagSet, stderr io.Writer, usage, msg string) error {
-	fmt.Fprintln(stderr, "usage: approvebot "+usage)
-	fs.PrintDefaults()
+func usageError(fs *flag.FlagSet, _ io.Writer, _, msg string) error {
+	fs.Usage()
 	return &exitError{code: exitUsage, msg: msg}
 }
 
 func cmdPending(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs, of := newOperatorFlags("pending", stderr)
+	fs, of := newOperatorFlags("pending", "pending [flags]", stderr)
 	asJSON := fs.Bool("json", false, "print {\"requests\":[…]}")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) > 0 {
 		return usageError(fs, stderr, "pending [flags]", "pending takes no arguments")
@@ -129,12 +127,12 @@ var decisionOutcomes = map[string]string{
 }
 
 func cmdDecide(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs, of := newOperatorFlags("decide", stderr)
-	asJSON := fs.Bool("json", false, "print the decided request object")
 	const usage = "decide [flags] ID allow|allow-session|allow-always|deny [REASON…]"
+	fs, of := newOperatorFlags("decide", usage, stderr)
+	asJSON := fs.Bool("json", false, "print the decided request object")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) < 2 {
 		return usageError(fs, stderr, usage, "give a request id and an outcome")
@@ -161,7 +159,7 @@ func cmdDecide(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 }
 
 func cmdAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs, of := newOperatorFlags("audit", stderr)
+	fs, of := newOperatorFlags("audit", "audit [flags]", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per entry (JSON lines)")
 	var q client.AuditQuery
 	fs.StringVar(&q.Session, "session", "", "only this session")
@@ -170,7 +168,7 @@ func cmdAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.IntVar(&q.Limit, "limit", 0, "at most this many entries, the newest (server default 100)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) > 0 {
 		return usageError(fs, stderr, "audit [flags]", "audit takes no arguments")
@@ -222,7 +220,8 @@ func cmdAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 }
 
 func cmdAllowlist(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs, of := newOperatorFlags("allowlist", stderr)
+	const usage = "allowlist [flags] list | revoke PATTERN [-agent NAME] [-args GLOB]"
+	fs, of := newOperatorFlags("allowlist", usage, stderr)
 	asJSON := fs.Bool("json", false, "print {\"entries\":[…]}")
 	var agent, argsGlob *string
 	fs.Func("agent", "revoke: only the entry of this agent (\"\" for the entry of every agent); default every entry of the pattern", func(v string) error {
@@ -233,10 +232,9 @@ func cmdAllowlist(ctx context.Context, args []string, _ io.Reader, stdout, stder
 		argsGlob = &v
 		return nil
 	})
-	const usage = "allowlist [flags] list | revoke PATTERN [-agent NAME] [-args GLOB]"
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) == 0 {
 		return usageError(fs, stderr, usage, "give list or revoke PATTERN")
@@ -292,7 +290,8 @@ func cmdAllowlist(ctx context.Context, args []string, _ io.Reader, stdout, stder
 }
 
 func cmdSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs, of := newOperatorFlags("session", stderr)
+	const usage = "session [flags] set NAME [-agent A] [-tier T] [-unattended=BOOL] | unpause NAME [-agent A]"
+	fs, of := newOperatorFlags("session", usage, stderr)
 	asJSON := fs.Bool("json", false, "print the session as JSON")
 	tier := fs.String("tier", "", "set: exec tier ask|auto|full")
 	var unattended *bool
@@ -305,10 +304,9 @@ func cmdSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		return nil
 	})
 	agent := fs.String("agent", "", "the agent (token name) whose session it is; default: the session name for every agent")
-	const usage = "session [flags] set NAME [-agent A] [-tier T] [-unattended=BOOL] | unpause NAME [-agent A]"
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) != 2 || (pos[0] != "set" && pos[0] != "unpause") {
 		return usageError(fs, stderr, usage, "give set NAME or unpause NAME")

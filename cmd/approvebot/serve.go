@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,11 +23,14 @@ import (
 )
 
 func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", "serve [-config FILE]", stderr)
 	configPath := fs.String("config", "", "config file (TOML); empty runs on embedded defaults")
 	if err := fs.Parse(args); err != nil {
-		return &exitError{code: 2}
+		return parseError(err, 2)
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return &exitError{code: 2, msg: fmt.Sprintf("unexpected arguments: %q", fs.Args())}
 	}
 	cfg, err := config.Load(*configPath)
 	if err != nil {

@@ -316,6 +316,11 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	if g.isClosed() {
 		return approval.Request{}, ErrClosed
 	}
+	_, isShellTool := g.engine.Command(a.Tool, a.Args)
+	fp, err := CallFingerprint(a.Tool, a.Args, a.CanonicalArgs, a.Cwd, isShellTool)
+	if err != nil {
+		return approval.Request{}, invalid("args: %v", err)
+	}
 	now := g.now().UTC()
 	rec := approval.Request{
 		ID: NewID(), State: approval.StatePending, CreatedAt: now, Tool: a.Tool, Session: a.Session,
@@ -323,7 +328,7 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 		// Shown to humans and agents, so masked and hardened like the summary (never cut:
 		// validateAsk bounds both). The raw cwd is what the policy and the fingerprint read.
 		Cwd: render.Redact(a.Cwd, maxCwdLen), AgentReason: render.Redact(a.Reason, maxReasonLen),
-		Fingerprint: Fingerprint(a.Tool, a.CanonicalArgs, a.Cwd),
+		Fingerprint: fp,
 	}
 	if caller.Name == "" {
 		// Session memory belongs to an agent; a nameless caller would write to the record
