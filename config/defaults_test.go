@@ -61,7 +61,7 @@ func sectionsUnderTest(t *testing.T) []struct {
 }
 
 // derived defaults are computed from other keys, so no constant holds them.
-var derived = map[string]bool{"server.tokens_file": true}
+var derived = map[string]bool{"server.tokens_file": true, "server.max_pending_per_agent": true}
 
 func collectDocumented(t *testing.T) []documented {
 	t.Helper()

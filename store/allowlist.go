@@ -62,13 +62,16 @@ func persistAllowlist(tx *bolt.Tx, r *approval.Request, patterns []string) error
 	return nil
 }
 
+// reloadAllowlist reads the persisted entries into memory. A damaged entry is left out (it
+// allows nothing) and quarantined.
 func (s *Store) reloadAllowlist() error {
 	var entries []policy.AllowlistEntry
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketAllowlist).ForEach(func(_, v []byte) error {
+	err := s.view("allowlist", func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketAllowlist).ForEach(func(k, v []byte) error {
 			var r AllowlistItem
 			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("corrupt allowlist entry: %w", err)
+				s.quarantineLater(damagedAllowlistEntry(k, v, err))
+				return nil
 			}
 			if e, ok := policyEntry(r); ok {
 				entries = append(entries, e)
@@ -105,11 +108,12 @@ func (s *Store) AllowlistEntries() []policy.AllowlistEntry {
 // args.
 func (s *Store) ListAllowlist(_ context.Context) ([]AllowlistItem, error) {
 	var out []AllowlistItem
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketAllowlist).ForEach(func(_, v []byte) error {
+	err := s.view("allowlist", func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketAllowlist).ForEach(func(k, v []byte) error {
 			var r AllowlistItem
 			if err := json.Unmarshal(v, &r); err != nil {
-				return err
+				s.quarantineLater(damagedAllowlistEntry(k, v, err))
+				return nil
 			}
 			out = append(out, r)
 			return nil
@@ -139,15 +143,23 @@ func (s *Store) RevokeAllowlist(ctx context.Context, sel AllowlistSelector, audi
 		b := tx.Bucket(bucketAllowlist)
 		prefix := allowlistPatternPrefix(sel.Pattern)
 		var keys [][]byte
+		var damaged []*RecordError
 		c := b.Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			var r AllowlistItem
 			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("corrupt allowlist entry: %w", err)
+				damaged = append(damaged, damagedAllowlistEntry(k, v, err))
+				continue
 			}
 			if sel.matches(r) {
 				keys = append(keys, append([]byte(nil), k...))
 				revoked = append(revoked, r)
+			}
+		}
+		for _, re := range damaged {
+			// A damaged entry under the pattern is dropped too: it allows nothing.
+			if err := s.quarantineIn(tx, re); err != nil {
+				return err
 			}
 		}
 		for i, k := range keys {
@@ -176,4 +188,8 @@ func revokeReason(r AllowlistItem) string {
 		args = " args " + r.Args
 	}
 	return "revoked " + r.Pattern + args + " for " + who
+}
+
+func damagedAllowlistEntry(k, v []byte, err error) *RecordError {
+	return &RecordError{Bucket: string(bucketAllowlist), Key: string(k), Raw: append([]byte(nil), v...), Err: err}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/approvebot/approvebot/config"
 	"github.com/approvebot/approvebot/core/gate"
 	"github.com/approvebot/approvebot/core/policy"
+	"github.com/approvebot/approvebot/internal/sysclock"
 	"github.com/approvebot/approvebot/metrics"
 	"github.com/approvebot/approvebot/store"
 	"github.com/approvebot/approvebot/web"
@@ -61,12 +63,26 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		memCtx, stopMem := context.WithCancel(context.Background())
+		defer stopMem()
+		go followMemory(memCtx)
+	}
 	log := newLogger(cfg.Log, stderr)
+	clocks, err := testClocks(log)
+	if err != nil {
+		return err
+	}
+	// The data directory first: on a first start it may not exist yet, and the generated
+	// tokens file lives beside the database by default.
+	if err := os.MkdirAll(filepath.Dir(cfg.Server.Data), 0o700); err != nil {
+		return fmt.Errorf("creating the data directory: %w", err)
+	}
 	tokens, err := loadTokens(cfg, stdout)
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(cfg.Server.Data, store.Options{Logger: log,
+	st, err := store.Open(cfg.Server.Data, store.Options{Logger: log, Now: clocks.Now,
 		Retention: store.Retention{MaxEntries: cfg.Server.AuditMaxEntries, Age: cfg.Server.AuditRetention.Duration}})
 	if err != nil {
 		return err
@@ -84,6 +100,10 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 		cs := st.CommitStats()
 		return cs.Writes, cs.Commits, cs.Time.Seconds()
 	})
+	m.Store(func() metrics.StoreHealth {
+		h := st.Health()
+		return metrics.StoreHealth{Writable: h.Writable, WriteErrors: h.WriteErrors, Damaged: h.Damaged}
+	})
 	routes := make([]gate.Route, 0, len(cfg.Routes))
 	for _, r := range cfg.Routes {
 		routes = append(routes, gate.Route{Agent: r.Agent, Session: r.Session, Tool: r.Tool, Channel: r.Channel, Chats: r.Chats})
@@ -91,13 +111,20 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	g, err := gate.New(gate.Options{
 		ApprovalTimeout: cfg.Server.ApprovalTimeout.Duration, DeliveryTimeout: cfg.Server.DeliveryTimeout.Duration,
 		MaxPendingTotal: cfg.Server.MaxPending, MaxPendingPerSession: cfg.Server.MaxPendingPerSession,
-		OperatorOnly: !cfg.Server.HeadlessFallback, Logger: log, Metrics: m,
+		MaxPendingPerAgent: cfg.Server.MaxPendingPerAgent,
+		OperatorOnly:       !cfg.Server.HeadlessFallback, Logger: log, Metrics: m,
+		Now: clocks.Now, Uptime: clocks.Uptime, LastAlive: st.LastAlive(),
 	}, st, engine, chans, routes)
 	if err != nil {
 		return err
 	}
 	expired, rearmed, err := g.Recover(ctx)
 	if err != nil {
+		if errors.Is(err, store.ErrDamaged) {
+			// Damage deeper in the file than start-up reads, met by the first walk of the
+			// pending requests: the same refusal, and the same advice, as damage found at open.
+			return &store.DamagedFileError{Path: cfg.Server.Data, Detail: "recovering pending requests: " + err.Error()}
+		}
 		return fmt.Errorf("recovering pending requests: %w", err)
 	}
 	if expired+rearmed > 0 {
@@ -106,14 +133,25 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	srvAPI, err := api.New(api.Options{
 		Gate: g, Audit: st, Allowlist: allowlistAdapter{st}, Tokens: tokens, MaxBody: cfg.Server.MaxBody,
 		MaxWait: cfg.Server.MaxWait.Duration, RateLimit: cfg.Server.RateLimit, RateBurst: cfg.Server.RateBurst,
-		Metrics: m, Logger: log, Extra: handlers,
-		Health: func(ctx context.Context) (bool, map[string]gate.Health) {
-			return st.Ping() == nil, channelHealth(chans)
+		Metrics: m, Logger: log, Extra: handlers, Backup: st,
+		Health: func(ctx context.Context) (api.StoreHealth, map[string]gate.Health) {
+			h := st.Health()
+			sh := api.StoreHealth{Readable: true, Writable: h.Writable, Error: h.Error}
+			if err := st.Ping(); err != nil {
+				sh.Readable = false
+				if sh.Error == "" {
+					sh.Error = err.Error()
+				} else {
+					sh.Error += "; reading fails too: " + err.Error()
+				}
+			}
+			return sh, channelHealth(chans)
 		},
 	})
 	if err != nil {
 		return err
 	}
+	m.Waiting(srvAPI.Waiting)
 	panel, err := web.New(web.Options{Gate: g, Store: st, Auth: srvAPI.Authenticate, Logger: log})
 	if err != nil {
 		return err
@@ -179,6 +217,9 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	if err := srv.Shutdown(shCtx); err != nil {
 		log.Warn("http shutdown", "err", err)
 	}
+	if err := srvAPI.Drain(shCtx); err != nil {
+		log.Warn("long-polls not all answered before the shutdown timeout", "err", err)
+	}
 	stopRunners()
 	runners.Wait()
 	if err := <-closeErr; err != nil {
@@ -240,4 +281,28 @@ func (a allowlistAdapter) RevokeAllowlist(ctx context.Context, sel api.Allowlist
 		revoked = []store.AllowlistItem{}
 	}
 	return revoked, len(revoked), err
+}
+
+// The fault-injection seams of the clock, for the tests that restart approvebot across a
+// wall-clock step or a reboot. An operator never sets them.
+const (
+	envClockOffset = "APPROVEBOT_TEST_CLOCK_OFFSET" // a Go duration: "-1h" is a clock stepped back
+	envBootID      = "APPROVEBOT_TEST_BOOT_ID"      // replaces the system's boot id
+)
+
+func testClocks(log *slog.Logger) (*sysclock.Clocks, error) {
+	var offset time.Duration
+	if v := os.Getenv(envClockOffset); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", envClockOffset, err)
+		}
+		offset = d
+		log.Warn("test seam: the wall clock is shifted", "offset", d)
+	}
+	boot := os.Getenv(envBootID)
+	if boot != "" {
+		log.Warn("test seam: the boot id is replaced", "boot_id", boot)
+	}
+	return sysclock.New(offset, boot), nil
 }

@@ -61,6 +61,8 @@ const (
 	SourceFallback   Source = "fallback"
 	SourceTimeout    Source = "timeout"
 	SourceAgent      Source = "agent"
+	// SourceStore marks a request whose stored record was damaged: quarantined and denied.
+	SourceStore Source = "store"
 )
 
 // Facts are what the calling agent declares about its tool. A tool that declares nothing is
@@ -121,6 +123,22 @@ type Request struct {
 	Cards  []CardRef `json:"cards,omitempty"`
 	// ShowAllowAlways is true when the policy persists "allow always".
 	ShowAllowAlways bool `json:"show_allow_always,omitempty"`
+	// Wait measures a pending request's approval window in a way a wall-clock step across
+	// a restart cannot stretch (nil on records from before it existed).
+	Wait *WaitClock `json:"wait,omitempty"`
+}
+
+// WaitClock is how long a pending request may still wait, as of one reading of the clocks.
+type WaitClock struct {
+	// Window is the whole approval window; Waited how much of it had passed at the reading.
+	Window time.Duration `json:"window"`
+	Waited time.Duration `json:"waited"`
+	// At is the wall-clock time of the reading.
+	At time.Time `json:"at"`
+	// Boot and Uptime are the system's boot id and time since boot at the reading: within
+	// one boot they measure the time since exactly, whatever the wall clock did.
+	Boot   string        `json:"boot,omitempty"`
+	Uptime time.Duration `json:"uptime,omitempty"`
 }
 
 // Target is one chat of one channel a card is sent to.
@@ -167,6 +185,9 @@ const (
 	EventAllowlist    = "allowlist"
 	EventChannel      = "channel"
 	EventMigration    = "migration"
+	// EventQuarantine records a damaged record moved aside (its request denied, its
+	// session paused, its allowlist entry dropped).
+	EventQuarantine = "quarantine"
 )
 
 // Resolution is a decision as the store applies it: the new state of a pending request.
@@ -193,3 +214,10 @@ type Resolution struct {
 var (
 	ErrNotFound = errors.New("request not found")
 )
+
+// DamagedRecord is a stored record a query could not read and skipped.
+type DamagedRecord struct {
+	Bucket string `json:"bucket"`
+	Key    string `json:"key"`
+	Error  string `json:"error"`
+}
