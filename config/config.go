@@ -246,9 +246,9 @@ func describe(name string, err error) error {
 func (c *Config) defaults() {
 	if c.Server.TokensFile == "" {
 		c.Server.TokensFile = c.Server.Data + TokensFileSuffix
-		if c.Server.MaxPendingPerAgent == 0 {
-			c.Server.MaxPendingPerAgent = max(c.Server.MaxPending/2, 1)
-		}
+	}
+	if c.Server.MaxPendingPerAgent == 0 {
+		c.Server.MaxPendingPerAgent = gate.DefaultMaxPendingPerAgent(c.Server.MaxPending)
 	}
 	for i := range c.Agents {
 		if c.Agents[i].Role == "" {

@@ -409,3 +409,21 @@ func New(opts Options) {
 		t.Fatalf("planted literal not caught: %d %v", found, literal)
 	}
 }
+
+// max_pending_per_agent derives from max_pending however the rest of [server] is set (a
+// tokens_file of its own included), as the gate derives it.
+func TestPerAgentCapDerives(t *testing.T) {
+	for _, server := range []string{"", "tokens_file = \"/tmp/t\"", "max_pending = 10", "max_pending = 1\ntokens_file = \"x\"", "max_pending_per_agent = 7"} {
+		c, err := Parse([]byte("[server]\n"+server+"\n"), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := gate.DefaultMaxPendingPerAgent(c.Server.MaxPending)
+		if strings.Contains(server, "per_agent") {
+			want = 7
+		}
+		if c.Server.MaxPendingPerAgent != want {
+			t.Errorf("%q: max_pending_per_agent %d, want %d", server, c.Server.MaxPendingPerAgent, want)
+		}
+	}
+}

@@ -122,6 +122,10 @@ const (
 	DefaultMaxPendingPerSession = 200
 )
 
+// DefaultMaxPendingPerAgent is the per-agent cap when none is given (config's
+// max_pending_per_agent left out or 0): half of the total cap, at least one.
+func DefaultMaxPendingPerAgent(total int) int { return max(total/2, 1) }
+
 // Ask is one request from an agent, already decoded.
 type Ask struct {
 	Tool string
@@ -210,7 +214,7 @@ func New(opts Options, store Store, engine *policy.Engine, channels []Channel, r
 		opts.MaxPendingPerSession = DefaultMaxPendingPerSession
 	}
 	if opts.MaxPendingPerAgent <= 0 {
-		opts.MaxPendingPerAgent = max(opts.MaxPendingTotal/2, 1)
+		opts.MaxPendingPerAgent = DefaultMaxPendingPerAgent(opts.MaxPendingTotal)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
