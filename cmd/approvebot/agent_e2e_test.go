@@ -1008,8 +1008,9 @@ func TestAskSurvivesServerRestart(t *testing.T) {
 	var target atomic.Pointer[url.URL]
 	u, _ := url.Parse(s.URL)
 	target.Store(u)
-	// polls counts the client's long-polls of its request as they reach the proxy.
-	var polls atomic.Int32
+	// held counts the client's calls in flight through the proxy: the POST the server holds
+	// for its wait, then the GET long-polls.
+	var held atomic.Int32
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target.Load()) },
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -1017,8 +1018,9 @@ func TestAskSurvivesServerRestart(t *testing.T) {
 		},
 	}
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == "GET" && strings.HasPrefix(r.URL.Path, "/v1/requests/") && r.URL.Query().Get("wait") != "" {
-			polls.Add(1)
+		if strings.HasPrefix(r.URL.Path, "/v1/requests") {
+			held.Add(1)
+			defer held.Add(-1)
 		}
 		rp.ServeHTTP(w, r)
 	}))
@@ -1026,11 +1028,12 @@ func TestAskSurvivesServerRestart(t *testing.T) {
 
 	p := agStart(t, agEnv(proxy.URL, testserver.AgentToken), "", "ask", "-session", "restart", "--", "make release")
 	id, _ := agPending(t, s, "restart")
-	// Restart only once the client is in a long-poll.
+	// Restart while the server holds one of the client's calls (the create's wait or a
+	// long-poll): the restart releases it and the client must poll again.
 	deadline := time.Now().Add(20 * time.Second)
-	for polls.Load() == 0 {
+	for held.Load() == 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("the client never long-polled its request")
+			t.Fatal("no call of the client is in flight")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
