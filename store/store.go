@@ -517,13 +517,7 @@ func (s *Store) Resolve(ctx context.Context, id string, res approval.Resolution,
 }
 
 // AllowlistItem is a persisted "allow always" entry with its provenance.
-type AllowlistItem struct {
-	Pattern   string    `json:"pattern"`
-	Agent     string    `json:"agent,omitempty"`
-	AddedBy   string    `json:"added_by"`
-	RequestID string    `json:"request_id"`
-	AddedAt   time.Time `json:"added_at"`
-}
+type AllowlistItem = approval.AllowlistItem
 
 func (s *Store) applyEffects(tx *bolt.Tx, r *approval.Request, eff ledger.Effects) error {
 	at, _ := r.DecidedAt.MarshalBinary()

@@ -114,6 +114,16 @@ type Request struct {
 	ShowAllowAlways bool `json:"show_allow_always,omitempty"`
 }
 
+// AllowlistItem is a persisted "allow always" entry with its provenance, as every store
+// keeps it.
+type AllowlistItem struct {
+	Pattern   string    `json:"pattern"`
+	Agent     string    `json:"agent,omitempty"`
+	AddedBy   string    `json:"added_by"`
+	RequestID string    `json:"request_id"`
+	AddedAt   time.Time `json:"added_at"`
+}
+
 // Target is one chat of one channel a card is sent to.
 type Target struct {
 	Channel string `json:"channel"`

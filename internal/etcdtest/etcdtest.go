@@ -83,7 +83,6 @@ type Member struct {
 type Cluster struct {
 	Members []*Member
 	bin     string
-	t       testing.TB
 	initial string
 }
 
@@ -92,16 +91,28 @@ type Cluster struct {
 func Start(t testing.TB, n int) *Cluster {
 	t.Helper()
 	bin := Require(t)
-	return StartWith(t, bin, n)
+	c, err := Launch(bin, t.TempDir(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s", c.Logs(4000))
+		}
+		c.Stop()
+	})
+	return c
 }
 
-// StartWith is Start with a given binary and no integration check.
-func StartWith(t testing.TB, bin string, n int) *Cluster {
-	t.Helper()
-	dir := t.TempDir()
-	c := &Cluster{bin: bin, t: t}
+// Launch starts n members with their data under dir and waits until they are healthy.
+// Stop kills them.
+func Launch(bin, dir string, n int) (*Cluster, error) {
+	c := &Cluster{bin: bin}
 	var peers []string
-	ports := FreePorts(t, 2*n)
+	ports, err := freePorts(2 * n)
+	if err != nil {
+		return nil, err
+	}
 	for i := 0; i < n; i++ {
 		m := &Member{
 			Name:      fmt.Sprintf("m%d", i),
@@ -117,25 +128,34 @@ func StartWith(t testing.TB, bin string, n int) *Cluster {
 	c.initial = strings.Join(peers, ",")
 	for _, m := range c.Members {
 		if err := m.start(); err != nil {
-			t.Fatal(err)
+			c.Stop()
+			return nil, err
 		}
 	}
-	t.Cleanup(func() {
-		for _, m := range c.Members {
-			m.Kill()
-		}
-		if t.Failed() {
-			for _, m := range c.Members {
-				m.mu.Lock()
-				t.Logf("etcd %s log (tail):\n%s", m.Name, tail(m.logs.String(), 4000))
-				m.mu.Unlock()
-			}
-		}
-	})
 	if err := c.WaitHealthy(60 * time.Second); err != nil {
-		t.Fatal(err)
+		err = fmt.Errorf("%w\n%s", err, c.Logs(4000))
+		c.Stop()
+		return nil, err
 	}
-	return c
+	return c, nil
+}
+
+// Stop kills every member.
+func (c *Cluster) Stop() {
+	for _, m := range c.Members {
+		m.Kill()
+	}
+}
+
+// Logs returns the tail of every member's log.
+func (c *Cluster) Logs(n int) string {
+	var b strings.Builder
+	for _, m := range c.Members {
+		m.mu.Lock()
+		fmt.Fprintf(&b, "etcd %s log (tail):\n%s\n", m.Name, tail(m.logs.String(), n))
+		m.mu.Unlock()
+	}
+	return b.String()
 }
 
 func tail(s string, n int) string {
@@ -277,18 +297,69 @@ func (c *Cluster) WaitHealthy(timeout time.Duration) error {
 // enough that a start failure is reported rather than retried.
 func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
+	out, err := freePorts(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func freePorts(n int) ([]int, error) {
 	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
 	var out []int
 	for i := 0; i < n; i++ {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		ls = append(ls, l)
 		out = append(out, l.Addr().(*net.TCPAddr).Port)
 	}
-	for _, l := range ls {
-		l.Close()
+	return out, nil
+}
+
+var shared struct {
+	once sync.Once
+	dir  string
+	c    *Cluster
+	err  error
+}
+
+// Endpoints returns the etcd endpoints the store contract runs against: those in
+// APPROVEBOT_ETCD_ENDPOINTS (comma-separated), else a one-member cluster this process
+// starts once (with APPROVEBOT_INTEGRATION=1), else it skips the test. Use Main in
+// TestMain to stop that member at the end.
+func Endpoints(t testing.TB) []string {
+	t.Helper()
+	if v := os.Getenv(EnvEndpoints); v != "" {
+		return strings.Split(v, ",")
 	}
-	return out
+	bin := Require(t)
+	shared.once.Do(func() {
+		shared.dir, shared.err = os.MkdirTemp("", "approvebot-etcd-")
+		if shared.err == nil {
+			shared.c, shared.err = Launch(bin, shared.dir, 1)
+		}
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.c.Endpoints()
+}
+
+// Main runs the tests and then stops the member Endpoints started.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if shared.c != nil {
+		shared.c.Stop()
+	}
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
+	}
+	return code
 }
