@@ -352,7 +352,7 @@ func (k keys) pendingPrefix() string    { return k.p + "pend/" }
 func (k keys) owner(id string) string { return k.p + "own/" + id }
 func (k keys) ownerPrefix() string    { return k.p + "own/" }
 
-func (k keys) session(name string) string  { return k.p + "sess/" + hx(name) }
+func (k keys) session(name string) string   { return k.p + "sess/" + hx(name) }
 func (k keys) grant(sess, fp string) string { return k.p + "grant/" + hx(sess) + "/" + hx(fp) }
 func (k keys) denial(sess, fp string) string {
 	return k.p + "deny/" + hx(sess) + "/" + hx(fp)
@@ -377,7 +377,7 @@ func (k keys) hour(h int64, replica string, o approval.Outcome) string {
 func (k keys) hourPrefix() string { return k.p + "hour/" }
 
 // count keys are the pending counters the caps compare.
-func (k keys) countAll() string              { return k.p + "cnt/all" }
+func (k keys) countAll() string               { return k.p + "cnt/all" }
 func (k keys) countAgent(agent string) string { return k.p + "cnt/a/" + hx(agent) }
 func (k keys) countSession(sess string) string {
 	return k.p + "cnt/s/" + hx(sess)
