@@ -46,10 +46,12 @@ type Server struct {
 	// RateLimit is the sustained requests per second allowed per token (0: default 200).
 	RateLimit float64 `toml:"rate_limit"`
 	// RateBurst is the burst allowed per token (0: default 400).
-	RateBurst            int      `toml:"rate_burst"`
-	MaxPending           int      `toml:"max_pending"`
-	MaxPendingPerSession int      `toml:"max_pending_per_session"`
-	ShutdownTimeout      Duration `toml:"shutdown_timeout"`
+	RateBurst            int `toml:"rate_burst"`
+	MaxPending           int `toml:"max_pending"`
+	MaxPendingPerSession int `toml:"max_pending_per_session"`
+	// MaxPendingPerAgent caps one agent token's waiting requests (0: half of max_pending).
+	MaxPendingPerAgent int      `toml:"max_pending_per_agent"`
+	ShutdownTimeout    Duration `toml:"shutdown_timeout"`
 	// MaxWait caps the wait an agent may ask for in one call.
 	MaxWait Duration `toml:"max_wait"`
 	// AuditRetention drops audit entries (and decided requests) older than this; 0 keeps all.
@@ -249,6 +251,9 @@ func (c *Config) defaults() {
 	if s.MaxPendingPerSession == 0 {
 		s.MaxPendingPerSession = 200
 	}
+	if s.MaxPendingPerAgent == 0 {
+		s.MaxPendingPerAgent = max(s.MaxPending/2, 1)
+	}
 	if s.ShutdownTimeout.Duration == 0 {
 		s.ShutdownTimeout.Duration = 10 * time.Second
 	}
@@ -342,8 +347,8 @@ func (c *Config) Validate() error {
 	if s.RateLimit < 0 || s.RateBurst < 0 {
 		return errors.New("server.rate_limit and server.rate_burst must not be negative")
 	}
-	if s.MaxPending < 0 || s.MaxPendingPerSession < 0 || s.AuditMaxEntries < 0 {
-		return errors.New("server.max_pending, max_pending_per_session and audit_max_entries must not be negative")
+	if s.MaxPending < 0 || s.MaxPendingPerSession < 0 || s.MaxPendingPerAgent < 0 || s.AuditMaxEntries < 0 {
+		return errors.New("server.max_pending, max_pending_per_session, max_pending_per_agent and audit_max_entries must not be negative")
 	}
 	names := map[string]bool{}
 	envs := map[string]bool{}

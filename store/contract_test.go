@@ -5,12 +5,22 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/approvebot/approvebot/store/storetest"
 )
 
 func TestContract(t *testing.T) {
 	storetest.Run(t, storetest.Backend{
 		ErrClosed: ErrClosed,
+		Damage: func(t *testing.T, st storetest.Store, id string) {
+			s := st.(*Store)
+			if err := s.db.Update(func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketRequests).Put([]byte(id), []byte(`{"id":"`+id+`","session":"s","state":"pend`))
+			}); err != nil {
+				t.Fatal(err)
+			}
+		},
 		Open: func(t *testing.T) (storetest.Store, func(t *testing.T) storetest.Store) {
 			path := filepath.Join(t.TempDir(), "contract.db")
 			openAt := func(t *testing.T) storetest.Store {

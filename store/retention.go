@@ -86,7 +86,7 @@ func (s *Store) pruneRequests(ctx context.Context, before time.Time) (int, error
 			}
 			var r approval.Request
 			if err := json.Unmarshal(v, &r); err != nil {
-				return err
+				return nil // damaged: kept, and quarantined when it is next read
 			}
 			if r.State != approval.StatePending && r.CreatedAt.Before(before) {
 				doomed = append(doomed, append([]byte(nil), k...))

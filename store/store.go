@@ -11,8 +11,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,8 +38,10 @@ var (
 	bucketDenials   = []byte("denials")
 	bucketAllowlist = []byte("allowlist")
 	bucketAudit     = []byte("audit")
+	// bucketQuarantine keeps damaged records moved aside, keyed by bucket and key.
+	bucketQuarantine = []byte("quarantine")
 
-	allBuckets = [][]byte{bucketMeta, bucketRequests, bucketPending, bucketSessions, bucketGrants, bucketDenials, bucketAllowlist, bucketAudit}
+	allBuckets = [][]byte{bucketMeta, bucketRequests, bucketPending, bucketSessions, bucketGrants, bucketDenials, bucketAllowlist, bucketAudit, bucketQuarantine}
 
 	keySchema = []byte("schema_version")
 )
@@ -55,8 +59,13 @@ const appendFill = 0.9
 type Options struct {
 	// LockTimeout is how long Open waits for another process's lock (default 2s).
 	LockTimeout time.Duration
-	// Now is the clock for audit keys; nil means time.Now.
+	// Now is the clock for audit keys and the clock checkpoint; nil means time.Now.
 	Now func() time.Time
+	// ProbeInterval is how often the store checks that its file is still in place and that
+	// a small write (the clock checkpoint) commits (default 1s; negative turns it off).
+	ProbeInterval time.Duration
+	// Logger receives the store's warnings and errors; nil discards them.
+	Logger *slog.Logger
 }
 
 // Store is the bbolt-backed store. It implements gate.Store.
@@ -73,6 +82,25 @@ type Store struct {
 	allow atomic.Pointer[[]policy.AllowlistEntry]
 
 	writes, commits, commitNanos atomic.Uint64
+
+	log *slog.Logger
+	// h is the write health; isLost is set once no write will be tried again.
+	h      health
+	isLost atomic.Bool
+	// commitStart is when the commit now running began (Unix ns; 0 when none is).
+	commitStart atomic.Int64
+	// fileID identifies the file opened, to notice it being deleted or replaced.
+	fileID os.FileInfo
+	// lastAlive is the clock checkpoint found at open; ckWall/ckMono the last one written.
+	lastAlive      time.Time
+	ckMu           sync.Mutex
+	ckWall, ckMono time.Time
+	probeStop      chan struct{}
+	probeDone      chan struct{}
+	stopProbe      sync.Once
+	// quarantining dedupes the background quarantine of records met by reads; damagedSeen
+	// counts and logs each damaged record once.
+	quarantining, damagedSeen sync.Map
 }
 
 var _ gate.Store = (*Store)(nil)
@@ -87,7 +115,10 @@ type op struct {
 // ErrLocked is returned by Open when another process holds the database.
 var ErrLocked = errors.New("database is locked by another process")
 
-// Open opens (or creates) the database file, creating every bucket in one transaction.
+// Open opens the database file, or creates it where no file exists, creating every bucket
+// in one transaction. An existing file that is empty, truncated or damaged is a
+// *DamagedFileError: it is never replaced by a new database. Start-up reads only the meta
+// pages and the pages bbolt itself must walk to open the file, so it stays fast at any size.
 func Open(path string, opts Options) (*Store, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = 2 * time.Second
@@ -95,57 +126,115 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.ProbeInterval == 0 {
+		opts.ProbeInterval = time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("creating data directory: %w", err)
 		}
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout:        opts.LockTimeout,
-		NoFreelistSync: true,
-		FreelistType:   bolt.FreelistMapType,
+	existed, warning, err := preflight(path)
+	if err != nil {
+		return nil, err
+	}
+	if warning != "" {
+		opts.Logger.Warn("database meta page damaged: bbolt uses the other one, which may be one transaction older", "db", path, "detail", warning)
+	}
+	var db *bolt.DB
+	err = guard("", func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, &bolt.Options{
+			Timeout:        opts.LockTimeout,
+			NoFreelistSync: true,
+			FreelistType:   bolt.FreelistMapType,
+		})
+		return err
 	})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, fmt.Errorf("database %s is locked by another process (is another approvebot running?): %w", path, ErrLocked)
 		}
+		if existed && (errors.Is(err, ErrDamaged) || errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch)) {
+			return nil, &DamagedFileError{Path: path, Detail: err.Error()}
+		}
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
+	s := &Store{db: db, path: path, now: opts.Now, ops: make(chan *op, 4096), wdone: make(chan struct{}), log: opts.Logger}
+	s.h.writable = true
+	if s.fileID, err = os.Stat(path); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
+	err = guard("meta", func() error {
+		return db.Update(func(tx *bolt.Tx) error {
+			for _, name := range allBuckets {
+				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+					return fmt.Errorf("bucket %s: %w", name, err)
+				}
 			}
-		}
-		meta := tx.Bucket(bucketMeta)
-		if v := meta.Get(keySchema); v != nil {
-			if got := binary.BigEndian.Uint32(v); got != SchemaVersion {
-				return fmt.Errorf("database schema version %d, this approvebot reads version %d", got, SchemaVersion)
+			meta := tx.Bucket(bucketMeta)
+			s.lastAlive = readAlive(tx)
+			if v := meta.Get(keySchema); v != nil {
+				if len(v) != 4 {
+					return &DamageError{Bucket: "meta", Detail: fmt.Sprintf("the schema version is %d bytes, not 4", len(v))}
+				}
+				if got := binary.BigEndian.Uint32(v); got != SchemaVersion {
+					return fmt.Errorf("database schema version %d, this approvebot reads version %d", got, SchemaVersion)
+				}
+				return nil
 			}
-			return nil
-		}
-		var v [4]byte
-		binary.BigEndian.PutUint32(v[:], SchemaVersion)
-		return meta.Put(keySchema, v[:])
+			if k, _ := tx.Bucket(bucketRequests).Cursor().First(); existed && k != nil {
+				return &DamageError{Bucket: "meta", Detail: "the schema version is missing although requests are stored"}
+			}
+			var v [4]byte
+			binary.BigEndian.PutUint32(v[:], SchemaVersion)
+			return meta.Put(keySchema, v[:])
+		})
 	})
 	if err != nil {
 		db.Close()
+		if errors.Is(err, ErrDamaged) {
+			return nil, &DamagedFileError{Path: path, Detail: err.Error()}
+		}
 		return nil, fmt.Errorf("initialising database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, now: opts.Now, ops: make(chan *op, 4096), wdone: make(chan struct{})}
 	if err := s.reloadAllowlist(); err != nil {
 		db.Close()
 		return nil, err
 	}
 	go s.writer()
+	s.probeStop, s.probeDone = make(chan struct{}), make(chan struct{})
+	if opts.ProbeInterval > 0 {
+		go s.probe(opts.ProbeInterval)
+	} else {
+		close(s.probeDone)
+	}
 	return s, nil
 }
 
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close stops the writer after the queued writes and closes the file.
+// Close stops the probe, writes a last clock checkpoint, stops the writer after the queued
+// writes and closes the file.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.Unlock()
+	s.stopProbe.Do(func() { close(s.probeStop) })
+	<-s.probeDone
+	if s.lostReason() == "" {
+		ctx, cancel := context.WithTimeout(context.Background(), stuckWrite)
+		_ = s.checkpoint(ctx)
+		cancel()
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -166,7 +255,7 @@ func (s *Store) Ping() error {
 	if closed {
 		return ErrClosed
 	}
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.view("meta", func(tx *bolt.Tx) error {
 		if tx.Bucket(bucketMeta) == nil {
 			return errors.New("meta bucket missing")
 		}
@@ -176,7 +265,7 @@ func (s *Store) Ping() error {
 
 // Check runs bbolt's consistency check (walks the whole file: tests and tools, not probes).
 func (s *Store) Check() error {
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.view("", func(tx *bolt.Tx) error {
 		for err := range tx.Check() {
 			return err
 		}
@@ -205,6 +294,9 @@ var ErrClosed = errors.New("store is closed")
 // write queues fn for the next group commit and waits until it is committed. fn must only
 // touch tx (it may run more than once when another write in its group fails).
 func (s *Store) write(ctx context.Context, allowlist bool, fn func(tx *bolt.Tx) error) error {
+	if reason := s.lostReason(); reason != "" {
+		return &UnavailableError{Path: s.path, Err: errLost{reason}}
+	}
 	o := &op{fn: fn, done: make(chan error, 1), allowlist: allowlist}
 	s.mu.RLock()
 	if s.closed {
@@ -225,6 +317,8 @@ func (s *Store) write(ctx context.Context, allowlist bool, fn func(tx *bolt.Tx) 
 
 func (s *Store) writer() {
 	defer close(s.wdone)
+	// Faults on the memory map become panics here, which commit recovers.
+	debug.SetPanicOnFault(true)
 	batch := make([]*op, 0, maxBatch)
 	for first := range s.ops {
 		batch = append(batch[:0], first)
@@ -248,21 +342,41 @@ func (s *Store) writer() {
 	}
 }
 
-// commit runs a group in one transaction. When one function fails, it alone gets the
-// error and the others are committed without it.
+// commit runs a group in one transaction. When one function fails, it alone gets the error
+// and the others are committed without it. When the commit itself fails, every write of the
+// group gets an *UnavailableError and the store's health says so; when bbolt panics (damage
+// met by the write), the store stops writing for good.
 func (s *Store) commit(batch []*op) {
 	for len(batch) > 0 {
 		failed := -1
-		err := s.db.Update(func(tx *bolt.Tx) error {
-			for i, o := range batch {
-				if err := o.fn(tx); err != nil {
+		err := guard("", func() error {
+			return s.db.Update(func(tx *bolt.Tx) error {
+				for i, o := range batch {
 					failed = i
-					return err
+					if err := o.fn(tx); err != nil {
+						return err
+					}
 				}
-			}
-			return nil
+				failed = -1
+				s.commitStart.Store(time.Now().UnixNano())
+				return nil
+			})
 		})
+		s.commitStart.Store(0)
+		var de *DamageError
+		if errors.As(err, &de) && de.Panicked {
+			// bbolt panicked inside the write transaction. Its rollback walks the file to
+			// rebuild the free list and, on damage, panics again before releasing the
+			// writer lock: another Update could wait forever. Stop writing.
+			s.lose(fmt.Sprintf("bbolt failed inside a write transaction (%s): no more writes until approvebot is restarted; "+
+				"stop it and run `approvebot verify %s`", de.Error(), s.path))
+			for _, o := range batch {
+				o.done <- &UnavailableError{Path: s.path, Err: err}
+			}
+			return
+		}
 		if err == nil {
+			s.noteCommit(nil)
 			reload := false
 			for _, o := range batch {
 				reload = reload || o.allowlist
@@ -278,6 +392,10 @@ func (s *Store) commit(batch []*op) {
 			return
 		}
 		if failed < 0 {
+			if !errors.Is(err, ErrDamaged) {
+				s.noteCommit(err)
+				err = &UnavailableError{Path: s.path, Err: err}
+			}
 			for _, o := range batch {
 				o.done <- err
 			}
@@ -288,13 +406,15 @@ func (s *Store) commit(batch []*op) {
 	}
 }
 
-func getJSON(b *bolt.Bucket, key []byte, v any) (bool, error) {
+// getJSON decodes one record; a record that does not decode is a *RecordError naming the
+// bucket and the key.
+func getJSON(b *bolt.Bucket, name []byte, key []byte, v any) (bool, error) {
 	raw := b.Get(key)
 	if raw == nil {
 		return false, nil
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return true, fmt.Errorf("corrupt record %q in %s: %w", key, "bucket", err)
+		return true, &RecordError{Bucket: string(name), Key: string(key), Raw: append([]byte(nil), raw...), Err: err}
 	}
 	return true, nil
 }
@@ -339,22 +459,43 @@ func (s *Store) appendAudit(tx *bolt.Tx, e approval.AuditEntry) error {
 
 // --- ledger.Store and lookups ---
 
-func readSession(tx *bolt.Tx, name string) (ledger.Session, error) {
+// readSession reads a session's record. A damaged record reads as a paused session with a
+// *RecordError: readers go on with that, writers quarantine it first (s.session).
+func (s *Store) readSession(tx *bolt.Tx, name string) (ledger.Session, error) {
 	var sess ledger.Session
-	if _, err := getJSON(tx.Bucket(bucketSessions), []byte(name), &sess); err != nil {
-		return sess, err
+	if _, err := getJSON(tx.Bucket(bucketSessions), bucketSessions, []byte(name), &sess); err != nil {
+		return damagedSession(name, s.now().UTC()), err
 	}
 	sess.Name = name
 	return sess, nil
 }
 
+// sessionIn reads a session inside a write transaction, quarantining a damaged record.
+func (s *Store) sessionIn(tx *bolt.Tx, name string) (ledger.Session, error) {
+	sess, err := s.readSession(tx, name)
+	if re := asRecordError(err); re != nil {
+		return sess, s.quarantineIn(tx, re)
+	}
+	return sess, err
+}
+
+// readOnly passes a damaged record met by a read to the background quarantine: the read
+// goes on with the record's stand-in.
+func (s *Store) readOnly(err error) error {
+	if re := asRecordError(err); re != nil {
+		s.quarantineLater(re)
+		return nil
+	}
+	return err
+}
+
 // Session returns a session's memory (zero value when unknown).
 func (s *Store) Session(_ context.Context, name string) (ledger.Session, error) {
 	var sess ledger.Session
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("sessions", func(tx *bolt.Tx) error {
 		var err error
-		sess, err = readSession(tx, name)
-		return err
+		sess, err = s.readSession(tx, name)
+		return s.readOnly(err)
 	})
 	return sess, err
 }
@@ -362,7 +503,7 @@ func (s *Store) Session(_ context.Context, name string) (ledger.Session, error) 
 // HasGrant reports a session grant for the fingerprint.
 func (s *Store) HasGrant(_ context.Context, session, fp string) (bool, error) {
 	var ok bool
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("grants", func(tx *bolt.Tx) error {
 		ok = tx.Bucket(bucketGrants).Get(pairKey(session, fp)) != nil
 		return nil
 	})
@@ -372,7 +513,7 @@ func (s *Store) HasGrant(_ context.Context, session, fp string) (bool, error) {
 // IsDenied reports a ledgered human denial of the fingerprint in the session.
 func (s *Store) IsDenied(_ context.Context, session, fp string) (bool, error) {
 	var ok bool
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("denials", func(tx *bolt.Tx) error {
 		ok = tx.Bucket(bucketDenials).Get(pairKey(session, fp)) != nil
 		return nil
 	})
@@ -382,9 +523,9 @@ func (s *Store) IsDenied(_ context.Context, session, fp string) (bool, error) {
 // Lookup reads the session, grant and denial in one transaction.
 func (s *Store) Lookup(_ context.Context, session, fp string) (ledger.Lookup, error) {
 	var l ledger.Lookup
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("sessions, grants and denials", func(tx *bolt.Tx) error {
 		var err error
-		if l.Session, err = readSession(tx, session); err != nil {
+		if l.Session, err = s.readSession(tx, session); s.readOnly(err) != nil {
 			return err
 		}
 		k := pairKey(session, fp)
@@ -397,9 +538,23 @@ func (s *Store) Lookup(_ context.Context, session, fp string) (ledger.Lookup, er
 
 // --- requests ---
 
-func readRequest(tx *bolt.Tx, id string) (approval.Request, bool, error) {
+// readRequest reads a request's record. A damaged record reads as its stand-in (denied by
+// the store) with a *RecordError: readers go on with that, writers quarantine it first.
+func (s *Store) readRequest(tx *bolt.Tx, id string) (approval.Request, bool, error) {
 	var r approval.Request
-	found, err := getJSON(tx.Bucket(bucketRequests), []byte(id), &r)
+	found, err := getJSON(tx.Bucket(bucketRequests), bucketRequests, []byte(id), &r)
+	if re := asRecordError(err); re != nil {
+		return damagedRequest(id, re.Raw, s.now().UTC()), true, err
+	}
+	return r, found, err
+}
+
+// requestIn reads a request inside a write transaction, quarantining a damaged record.
+func (s *Store) requestIn(tx *bolt.Tx, id string) (approval.Request, bool, error) {
+	r, found, err := s.readRequest(tx, id)
+	if re := asRecordError(err); re != nil {
+		return r, found, s.quarantineIn(tx, re)
+	}
 	return r, found, err
 }
 
@@ -432,10 +587,11 @@ func (s *Store) Create(ctx context.Context, r *approval.Request, audit approval.
 // Get returns a request by id.
 func (s *Store) Get(_ context.Context, id string) (approval.Request, error) {
 	var r approval.Request
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("requests", func(tx *bolt.Tx) error {
 		var found bool
 		var err error
-		r, found, err = readRequest(tx, id)
+		r, found, err = s.readRequest(tx, id)
+		err = s.readOnly(err)
 		if err == nil && !found {
 			err = approval.ErrNotFound
 		}
@@ -444,12 +600,18 @@ func (s *Store) Get(_ context.Context, id string) (approval.Request, error) {
 	return r, err
 }
 
-// Pending returns every request still pending in the store.
-func (s *Store) Pending(_ context.Context) ([]approval.Request, error) {
+// Pending returns every request still pending in the store. A damaged record among them is
+// quarantined (its request denied by the store) and left out; the others are returned.
+func (s *Store) Pending(ctx context.Context) ([]approval.Request, error) {
 	var out []approval.Request
-	err := s.db.View(func(tx *bolt.Tx) error {
+	var damaged []*RecordError
+	err := s.view("pending", func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketPending).ForEach(func(k, _ []byte) error {
-			r, found, err := readRequest(tx, string(k))
+			r, found, err := s.readRequest(tx, string(k))
+			if re := asRecordError(err); re != nil {
+				damaged = append(damaged, re)
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -459,7 +621,16 @@ func (s *Store) Pending(_ context.Context) ([]approval.Request, error) {
 			return nil
 		})
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	for _, re := range damaged {
+		s.noteDamaged(re)
+		if err := s.quarantineNow(ctx, re); err != nil {
+			return out, fmt.Errorf("quarantining %v: %w", re, err)
+		}
+	}
+	return out, nil
 }
 
 // Resolve is the compare-and-set every decision goes through.
@@ -468,7 +639,7 @@ func (s *Store) Resolve(ctx context.Context, id string, res approval.Resolution,
 	var won bool
 	err := s.write(ctx, len(eff.Allowlist) > 0, func(tx *bolt.Tx) error {
 		won = false
-		r, found, err := readRequest(tx, id)
+		r, found, err := s.requestIn(tx, id)
 		if err != nil {
 			return err
 		}
@@ -531,7 +702,7 @@ func (s *Store) applyEffects(tx *bolt.Tx, r *approval.Request, eff ledger.Effect
 		if err := tx.Bucket(bucketDenials).Put(k, at); err != nil {
 			return err
 		}
-		sess, err := readSession(tx, r.Session)
+		sess, err := s.sessionIn(tx, r.Session)
 		if err != nil {
 			return err
 		}
@@ -556,7 +727,7 @@ func (s *Store) applyEffects(tx *bolt.Tx, r *approval.Request, eff ledger.Effect
 func (s *Store) AddCard(ctx context.Context, id string, ref approval.CardRef) (approval.Request, error) {
 	var out approval.Request
 	err := s.write(ctx, false, func(tx *bolt.Tx) error {
-		r, found, err := readRequest(tx, id)
+		r, found, err := s.requestIn(tx, id)
 		if err != nil {
 			return err
 		}
@@ -581,7 +752,7 @@ func (s *Store) AddCard(ctx context.Context, id string, ref approval.CardRef) (a
 // PutSession writes a session's settings, with an optional audit entry.
 func (s *Store) PutSession(ctx context.Context, sess ledger.Session, audit *approval.AuditEntry) error {
 	return s.write(ctx, false, func(tx *bolt.Tx) error {
-		cur, err := readSession(tx, sess.Name)
+		cur, err := s.sessionIn(tx, sess.Name)
 		if err != nil {
 			return err
 		}
@@ -601,7 +772,7 @@ func (s *Store) PutSession(ctx context.Context, sess ledger.Session, audit *appr
 func (s *Store) Unpause(ctx context.Context, name string, audit approval.AuditEntry) (ledger.Session, error) {
 	var out ledger.Session
 	err := s.write(ctx, false, func(tx *bolt.Tx) error {
-		sess, err := readSession(tx, name)
+		sess, err := s.sessionIn(tx, name)
 		if err != nil {
 			return err
 		}
@@ -622,7 +793,8 @@ func (s *Store) AppendAudit(ctx context.Context, e approval.AuditEntry) error {
 	return s.write(ctx, false, func(tx *bolt.Tx) error { return s.appendAudit(tx, e) })
 }
 
-// Audit returns matching entries, oldest first.
+// Audit returns matching entries, oldest first. Damaged entries are skipped: the entries
+// come back with an *approval.SkippedError naming them.
 func (s *Store) Audit(_ context.Context, q approval.AuditQuery) ([]approval.AuditEntry, error) {
 	if q.Limit <= 0 {
 		q.Limit = 100
@@ -631,7 +803,8 @@ func (s *Store) Audit(_ context.Context, q approval.AuditQuery) ([]approval.Audi
 		q.Limit = 10000
 	}
 	var out []approval.AuditEntry
-	err := s.db.View(func(tx *bolt.Tx) error {
+	var skipped []approval.DamagedRecord
+	err := s.view("audit", func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketAudit).Cursor()
 		var start []byte
 		if !q.Since.IsZero() {
@@ -644,7 +817,10 @@ func (s *Store) Audit(_ context.Context, q approval.AuditQuery) ([]approval.Audi
 			}
 			var e approval.AuditEntry
 			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("corrupt audit entry: %w", err)
+				re := &RecordError{Bucket: string(bucketAudit), Key: string(k), Err: err}
+				s.noteDamaged(re)
+				skipped = append(skipped, approval.DamagedRecord{Bucket: re.Bucket, Key: fmt.Sprintf("%x", k), Error: err.Error()})
+				continue
 			}
 			if q.Session != "" && e.Session != q.Session {
 				continue
@@ -662,18 +838,24 @@ func (s *Store) Audit(_ context.Context, q approval.AuditQuery) ([]approval.Audi
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
 	}
+	if err == nil && len(skipped) > 0 {
+		err = &approval.SkippedError{Records: skipped}
+	}
 	return out, err
 }
 
 // --- persisted allowlist ---
 
+// reloadAllowlist reads the persisted entries into memory. A damaged entry is left out (it
+// allows nothing) and quarantined.
 func (s *Store) reloadAllowlist() error {
 	var entries []policy.AllowlistEntry
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketAllowlist).ForEach(func(_, v []byte) error {
+	err := s.view("allowlist", func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketAllowlist).ForEach(func(k, v []byte) error {
 			var r AllowlistItem
 			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("corrupt allowlist entry: %w", err)
+				s.quarantineLater(&RecordError{Bucket: string(bucketAllowlist), Key: string(k), Raw: append([]byte(nil), v...), Err: err})
+				return nil
 			}
 			entries = append(entries, policy.AllowlistEntry{Pattern: r.Pattern, Agent: r.Agent})
 			return nil
@@ -697,11 +879,12 @@ func (s *Store) AllowlistEntries() []policy.AllowlistEntry {
 // ListAllowlist returns the persisted entries with who added them.
 func (s *Store) ListAllowlist(_ context.Context) ([]AllowlistItem, error) {
 	var out []AllowlistItem
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketAllowlist).ForEach(func(_, v []byte) error {
+	err := s.view("allowlist", func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketAllowlist).ForEach(func(k, v []byte) error {
 			var r AllowlistItem
 			if err := json.Unmarshal(v, &r); err != nil {
-				return err
+				s.quarantineLater(&RecordError{Bucket: string(bucketAllowlist), Key: string(k), Raw: append([]byte(nil), v...), Err: err})
+				return nil
 			}
 			out = append(out, r)
 			return nil

@@ -227,15 +227,18 @@ func printReport(w io.Writer, r *Report) {
 		}
 	}
 	if h := r.Hold; h != nil {
-		fmt.Fprintf(w, "\nhold: %d requested, %d pending at once, %d agents long-polling\n", h.Requested, h.Held, h.Polling)
+		fmt.Fprintf(w, "\nhold: %d requested, %d pending at once, %d agents long-polling (%d counted waiting by the server)\n", h.Requested, h.Held, h.Polling, h.Waiting)
 		fmt.Fprintf(w, "filed at %.0f req/s; listing all pending took %.1f ms\n", h.CreateRPS, h.ListTime)
-		fmt.Fprintf(w, "server RSS: %.1f MiB before, %.1f MiB while held\n", mib(h.RSSBefore), mib(h.RSSHeld))
+		fmt.Fprintf(w, "server RSS: %.1f MiB before, %.1f MiB while held (steady, the largest of 6 readings over 3 s)\n", mib(h.RSSBefore), mib(h.RSSHeld))
 		if rt := h.Runtime; rt != nil {
 			fmt.Fprintf(w, "  Go runtime while held: %.0f goroutines, heap in use %.1f MiB, stacks %.1f MiB, heap idle not returned %.1f MiB\n",
 				rt["go_goroutines"], mib(int64(rt["go_memstats_heap_inuse_bytes"])), mib(int64(rt["go_memstats_stack_inuse_bytes"])),
 				mib(int64(rt["go_memstats_heap_idle_bytes"]-rt["go_memstats_heap_released_bytes"])))
 		}
-		fmt.Fprintf(w, "released: %d decided at %.0f decisions/s; press -> waiting agent %s\n", h.Released, h.DecideRPS, h.PressToAgent)
+		fmt.Fprintf(w, "released: %d decided at %.0f decisions/s, %d agents answered; press -> waiting agent %s\n", h.Decided, h.DecideRPS, h.Released, h.PressToAgent)
+		if h.ReleasePeakRSS > 0 {
+			fmt.Fprintf(w, "server peak RSS while releasing: %.1f MiB\n", mib(h.ReleasePeakRSS))
+		}
 		fmt.Fprintf(w, "errors: %s\n", errCounts(h.Errors))
 	}
 	if r.PeakRSS > 0 {

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/approvebot/approvebot/config"
 	"github.com/approvebot/approvebot/core/gate"
 	"github.com/approvebot/approvebot/core/policy"
+	"github.com/approvebot/approvebot/internal/sysclock"
 	"github.com/approvebot/approvebot/metrics"
 	"github.com/approvebot/approvebot/store"
 )
@@ -47,11 +50,20 @@ func newLogger(cfg config.Log, w io.Writer) *slog.Logger {
 // serve runs the service until ctx ends. ready, when not nil, receives the bound address.
 func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, ready chan<- string) error {
 	log := newLogger(cfg.Log, stderr)
+	clocks, err := testClocks(log)
+	if err != nil {
+		return err
+	}
+	// The data directory first: on a first start it may not exist yet, and the generated
+	// tokens file lives beside the database by default.
+	if err := os.MkdirAll(filepath.Dir(cfg.Server.Data), 0o700); err != nil {
+		return fmt.Errorf("creating the data directory: %w", err)
+	}
 	tokens, err := loadTokens(cfg, stdout)
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(cfg.Server.Data, store.Options{})
+	st, err := store.Open(cfg.Server.Data, store.Options{Logger: log, Now: clocks.Now})
 	if err != nil {
 		return err
 	}
@@ -69,6 +81,10 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 		cs := st.CommitStats()
 		return cs.Writes, cs.Commits, cs.Time.Seconds()
 	})
+	m.Store(func() metrics.StoreHealth {
+		h := st.Health()
+		return metrics.StoreHealth{Writable: h.Writable, WriteErrors: h.WriteErrors, Damaged: h.Damaged}
+	})
 	routes := make([]gate.Route, 0, len(cfg.Routes))
 	for _, r := range cfg.Routes {
 		routes = append(routes, gate.Route{Agent: r.Agent, Session: r.Session, Tool: r.Tool, Channel: r.Channel, Chats: r.Chats})
@@ -76,7 +92,9 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	g, err := gate.New(gate.Options{
 		ApprovalTimeout: cfg.Server.ApprovalTimeout.Duration, DeliveryTimeout: cfg.Server.DeliveryTimeout.Duration,
 		MaxPendingTotal: cfg.Server.MaxPending, MaxPendingPerSession: cfg.Server.MaxPendingPerSession,
-		OperatorOnly: !cfg.Server.HeadlessFallback, Logger: log, Metrics: m,
+		MaxPendingPerAgent: cfg.Server.MaxPendingPerAgent,
+		OperatorOnly:       !cfg.Server.HeadlessFallback, Logger: log, Metrics: m,
+		Now: clocks.Now, Uptime: clocks.Uptime, LastAlive: st.LastAlive(),
 	}, st, engine, chans, routes)
 	if err != nil {
 		return err
@@ -91,14 +109,20 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	srvAPI, err := api.New(api.Options{
 		Gate: g, Audit: st, Allowlist: allowlistAdapter{st}, Tokens: tokens, MaxBody: cfg.Server.MaxBody,
 		MaxWait: cfg.Server.MaxWait.Duration, RateLimit: cfg.Server.RateLimit, RateBurst: cfg.Server.RateBurst,
-		Metrics: m, Logger: log, Extra: handlers,
-		Health: func(ctx context.Context) (bool, map[string]gate.Health) {
-			return st.Ping() == nil, channelHealth(chans)
+		Metrics: m, Logger: log, Extra: handlers, Backup: st,
+		Health: func(ctx context.Context) (api.StoreHealth, map[string]gate.Health) {
+			h := st.Health()
+			sh := api.StoreHealth{Readable: true, Writable: h.Writable, Error: h.Error}
+			if err := st.Ping(); err != nil {
+				sh.Readable, sh.Error = false, err.Error()
+			}
+			return sh, channelHealth(chans)
 		},
 	})
 	if err != nil {
 		return err
 	}
+	m.Waiting(srvAPI.Waiting)
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Server.Listen, err)
@@ -159,6 +183,9 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	if err := srv.Shutdown(shCtx); err != nil {
 		log.Warn("http shutdown", "err", err)
 	}
+	if err := srvAPI.Drain(shCtx); err != nil {
+		log.Warn("long-polls not all answered before the shutdown timeout", "err", err)
+	}
 	stopRunners()
 	runners.Wait()
 	if err := <-closeErr; err != nil {
@@ -210,4 +237,28 @@ func (a allowlistAdapter) ListAllowlistJSON(ctx context.Context) (any, error) {
 
 func (a allowlistAdapter) RevokeAllowlist(ctx context.Context, pattern string, e approvalAuditEntry) (bool, error) {
 	return a.st.RevokeAllowlist(ctx, pattern, e)
+}
+
+// The fault-injection seams of the clock, for the tests that restart approvebot across a
+// wall-clock step or a reboot. An operator never sets them.
+const (
+	envClockOffset = "APPROVEBOT_TEST_CLOCK_OFFSET" // a Go duration: "-1h" is a clock stepped back
+	envBootID      = "APPROVEBOT_TEST_BOOT_ID"      // replaces the system's boot id
+)
+
+func testClocks(log *slog.Logger) (*sysclock.Clocks, error) {
+	var offset time.Duration
+	if v := os.Getenv(envClockOffset); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", envClockOffset, err)
+		}
+		offset = d
+		log.Warn("test seam: the wall clock is shifted", "offset", d)
+	}
+	boot := os.Getenv(envBootID)
+	if boot != "" {
+		log.Warn("test seam: the boot id is replaced", "boot_id", boot)
+	}
+	return sysclock.New(offset, boot), nil
 }

@@ -61,6 +61,8 @@ const (
 	SourceFallback   Source = "fallback"
 	SourceTimeout    Source = "timeout"
 	SourceAgent      Source = "agent"
+	// SourceStore marks a request whose stored record was damaged: quarantined and denied.
+	SourceStore Source = "store"
 )
 
 // Facts are what the calling agent declares about its tool. A tool that declares nothing is
@@ -112,6 +114,22 @@ type Request struct {
 	Cards  []CardRef `json:"cards,omitempty"`
 	// ShowAllowAlways is true when the policy persists "allow always".
 	ShowAllowAlways bool `json:"show_allow_always,omitempty"`
+	// Wait measures a pending request's approval window in a way a wall-clock step across
+	// a restart cannot stretch (nil on records from before it existed).
+	Wait *WaitClock `json:"wait,omitempty"`
+}
+
+// WaitClock is how long a pending request may still wait, as of one reading of the clocks.
+type WaitClock struct {
+	// Window is the whole approval window; Waited how much of it had passed at the reading.
+	Window time.Duration `json:"window"`
+	Waited time.Duration `json:"waited"`
+	// At is the wall-clock time of the reading.
+	At time.Time `json:"at"`
+	// Boot and Uptime are the system's boot id and time since boot at the reading: within
+	// one boot they measure the time since exactly, whatever the wall clock did.
+	Boot   string        `json:"boot,omitempty"`
+	Uptime time.Duration `json:"uptime,omitempty"`
 }
 
 // AllowlistItem is a persisted "allow always" entry with its provenance, as every store
@@ -165,6 +183,9 @@ const (
 	EventSession      = "session"
 	EventAllowlist    = "allowlist"
 	EventChannel      = "channel"
+	// EventQuarantine records a damaged record moved aside (its request denied, its
+	// session paused, its allowlist entry dropped).
+	EventQuarantine = "quarantine"
 )
 
 // Resolution is a decision as the store applies it: the new state of a pending request.
@@ -189,6 +210,27 @@ type Resolution struct {
 var (
 	ErrNotFound = errors.New("request not found")
 )
+
+// DamagedRecord is a stored record a query could not read and skipped.
+type DamagedRecord struct {
+	Bucket string `json:"bucket"`
+	Key    string `json:"key"`
+	Error  string `json:"error"`
+}
+
+// SkippedError comes with the results of a query that skipped damaged records: the
+// results are complete but for those.
+type SkippedError struct {
+	Records []DamagedRecord
+}
+
+func (e *SkippedError) Error() string {
+	if len(e.Records) == 1 {
+		r := e.Records[0]
+		return "skipped a damaged record in bucket " + r.Bucket + " (key " + r.Key + "): " + r.Error
+	}
+	return "skipped damaged records in the store"
+}
 
 // AuditQuery selects audit entries.
 type AuditQuery struct {

@@ -3,20 +3,37 @@ package gate
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/approvebot/approvebot/core/approval"
 )
 
 // Recover runs at start: pending requests past their deadline time out (their cards are
 // edited), the rest are re-armed and, when no card reached a chat yet, delivered again.
+// What is left of each window is measured so that a wall clock stepped backwards while
+// approvebot was down cannot stretch it (see remaining); such a request's deadline is
+// rewritten in the current clock's terms.
 func (g *Gate) Recover(ctx context.Context) (expired, rearmed int, err error) {
 	pending, err := g.store.Pending(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
 	now := g.now()
+	stepped := 0
 	for _, rec := range pending {
-		if !now.Before(rec.ExpiresAt) {
+		left, window := g.remaining(&rec, now)
+		if d := now.Add(left).Sub(rec.ExpiresAt); left > 0 && (d > clockSkewTolerance || d < -clockSkewTolerance) {
+			cur, err := g.store.Rearm(ctx, rec.ID, now.Add(left).UTC(), g.waitClock(now, window, window-left))
+			if err != nil {
+				return expired, rearmed, fmt.Errorf("re-arming request %s: %w", rec.ID, err)
+			}
+			if cur.State != approval.StatePending {
+				continue
+			}
+			rec = cur
+			stepped++
+		}
+		if left <= 0 {
 			res := approval.Resolution{
 				State: approval.StateDenied, Outcome: approval.OutcomeTimeout, Source: approval.SourceTimeout,
 				DecidedBy: "approvebot", Reason: "deadline passed while approvebot was down", Message: msgTimeout(g.opts.ApprovalTimeout),
@@ -32,18 +49,22 @@ func (g *Gate) Recover(ctx context.Context) (expired, rearmed int, err error) {
 		}
 		w := &waiter{done: make(chan struct{}), rec: rec, stored: true}
 		g.mu.Lock()
-		g.live[rec.ID] = w
+		g.addLive(w)
 		for _, c := range rec.Cards {
 			g.cards[c] = rec.ID
 		}
 		g.mu.Unlock()
-		g.arm(w, rec.ExpiresAt.Sub(now))
+		g.arm(w, left)
 		g.metrics.Pending(1)
 		rearmed++
 		if len(rec.Cards) == 0 && len(rec.Routes) > 0 {
 			// Whether the allowlist would cover it is re-judged under today's policy.
 			g.deliver(rec, false)
 		}
+	}
+	if stepped > 0 {
+		g.log.Warn("the wall clock is behind the time these requests were last seen waiting: each keeps only what was left of its window",
+			"requests", stepped, "last_alive", g.opts.LastAlive)
 	}
 	return expired, rearmed, nil
 }
@@ -65,12 +86,26 @@ func (g *Gate) Close(ctx context.Context) error {
 	}
 	g.closed = true
 	close(g.closing)
+	type release struct {
+		rec      approval.Request
+		watchers []*watch
+	}
+	var released []release
 	for _, w := range g.live {
 		if w.timer != nil {
 			w.timer.Stop()
 		}
+		if len(w.watchers) > 0 {
+			released = append(released, release{w.rec, w.watchers})
+			w.watchers = nil
+		}
 	}
 	g.mu.Unlock()
+	for _, r := range released {
+		for _, wt := range r.watchers {
+			wt.fn(r.rec)
+		}
+	}
 	done := make(chan struct{})
 	go func() { g.jobs.Wait(); close(done) }()
 	select {

@@ -52,6 +52,38 @@ func (g *Gate) Wait(ctx context.Context, id string, d time.Duration) (approval.R
 	return g.store.Get(context.WithoutCancel(ctx), id)
 }
 
+type watch struct {
+	fn func(approval.Request)
+}
+
+// Watch calls fn once, when the live request id is decided (with the decided request) or
+// when the gate closes (with the request still pending). It reports false when id is not a
+// live request (decided, unknown, not stored yet): read the store instead. fn must not
+// block: it runs in the goroutine that decided. stop cancels the watch and reports whether
+// it did (false: fn was called or is being called). It costs no goroutine, so an agent's
+// long-poll can wait on it without holding one.
+func (g *Gate) Watch(id string, fn func(approval.Request)) (stop func() bool, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	w := g.live[id]
+	if w == nil || !w.stored || w.resolved || g.closed {
+		return nil, false
+	}
+	wt := &watch{fn: fn}
+	w.watchers = append(w.watchers, wt)
+	return func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		for i, o := range w.watchers {
+			if o == wt {
+				w.watchers = append(w.watchers[:i], w.watchers[i+1:]...)
+				return true
+			}
+		}
+		return false
+	}, true
+}
+
 // LivePending lists live requests routed to (channel, chat), oldest first. An empty channel
 // lists every live request.
 func (g *Gate) LivePending(channel, chat string) []approval.Request {

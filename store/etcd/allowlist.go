@@ -3,7 +3,6 @@ package etcd
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -32,7 +31,9 @@ func (s *Store) listAllowlist(ctx context.Context) ([]AllowlistItem, int64, erro
 	for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
 		var it AllowlistItem
 		if err := json.Unmarshal(kv.Value, &it); err != nil {
-			return nil, 0, fmt.Errorf("etcd: corrupt allowlist entry %s: %w", kv.Key, err)
+			// Left out (it allows nothing) and quarantined.
+			s.quarantineLater(&recordError{kind: "allowlist", key: string(kv.Key), raw: kv.Value, err: err})
+			continue
 		}
 		out = append(out, it)
 	}

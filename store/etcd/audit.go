@@ -135,7 +135,7 @@ func (q *auditQuery) match(e *approval.AuditEntry) bool {
 // auditPage walks the trail (or the index of the query's request, session or agent)
 // from the newest entry before the cursor, and returns the matching entries oldest first
 // with the cursor of the next page (0: nothing older).
-func (s *Store) auditPage(ctx context.Context, q auditQuery, budget int) ([]approval.AuditEntry, uint64, error) {
+func (s *Store) auditPage(ctx context.Context, q auditQuery, budget int) (out []approval.AuditEntry, next uint64, err error) {
 	if q.Limit <= 0 {
 		q.Limit = defaultAuditLimit
 	}
@@ -164,8 +164,13 @@ func (s *Store) auditPage(ctx context.Context, q auditQuery, budget int) ([]appr
 			hi = u
 		}
 	}
-	var out []approval.AuditEntry
 	var last uint64
+	var skipped []approval.DamagedRecord
+	defer func() {
+		if err == nil && len(skipped) > 0 {
+			err = &approval.SkippedError{Records: skipped}
+		}
+	}()
 	scanned := 0
 	for hi > lo {
 		opts := []clientv3.OpOption{clientv3.WithRange(hi), clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(auditChunk)}
@@ -206,7 +211,10 @@ func (s *Store) auditPage(ctx context.Context, q auditQuery, budget int) ([]appr
 			}
 			var e approval.AuditEntry
 			if err := json.Unmarshal(raw, &e); err != nil {
-				return nil, 0, fmt.Errorf("etcd: corrupt audit entry %016x: %w", seqs[i], err)
+				key := s.k.audit(seqs[i])
+				s.noteDamaged(&recordError{kind: "audit", key: key, raw: raw, err: err})
+				skipped = append(skipped, approval.DamagedRecord{Bucket: "audit", Key: key, Error: err.Error()})
+				continue
 			}
 			if q.match(&e) {
 				out = append(out, e)

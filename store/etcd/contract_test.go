@@ -41,6 +41,12 @@ func TestContract(t *testing.T) {
 	endpoints := etcdtest.Endpoints(t)
 	storetest.Run(t, storetest.Backend{
 		ErrClosed: ErrClosed,
+		Damage: func(t *testing.T, st storetest.Store, id string) {
+			s := st.(*Store)
+			if _, err := s.cli.Put(context.Background(), s.k.pending(id), `{"id":"`+id+`","session":"s","state":"pend`); err != nil {
+				t.Fatal(err)
+			}
+		},
 		Open: func(t *testing.T) (storetest.Store, func(t *testing.T) storetest.Store) {
 			prefix := freshPrefix()
 			reopen := func(t *testing.T) storetest.Store { return openAt(t, endpoints, prefix, nil) }

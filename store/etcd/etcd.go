@@ -177,6 +177,11 @@ type Store struct {
 	events eventLease
 
 	writes, commits, conflicts, commitNanos atomic.Uint64
+
+	h health
+	// damagedSeen and quarantining hold the damaged records met (each logged once) and
+	// those being quarantined in the background.
+	damagedSeen, quarantining sync.Map
 }
 
 var _ gate.Store = (*Store)(nil)
@@ -234,6 +239,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 	go s.writer()
+	s.bgJobs.Add(1)
+	go s.probe()
 	return s, nil
 }
 
@@ -319,16 +326,13 @@ func (s *Store) readCtx(ctx context.Context) (context.Context, context.CancelFun
 	return context.WithTimeout(ctx, DefaultReadTimeout)
 }
 
-// ErrUnavailable is matched by errors that are etcd's state (no quorum, unreachable),
-// not the request's fault.
-var ErrUnavailable = errors.New("the store is unavailable")
-
-// unavailable wraps an etcd error as the store's state, not the request's fault.
+// unavailable wraps an etcd error as the store's state (no quorum, unreachable), not the
+// request's fault: it matches gate.ErrStoreUnavailable, which the API answers with 503.
 func unavailable(what string, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	return fmt.Errorf("etcd: %s: %w (%w)", what, ErrUnavailable, err)
+	return fmt.Errorf("etcd: %s: %w (%w)", what, gate.ErrStoreUnavailable, err)
 }
 
 // keys is the one place the key layout lives. Names chosen by agents or operators
@@ -386,6 +390,13 @@ func (k keys) countSession(sess string) string {
 func (k keys) event(channel, id string) string { return k.p + "seen/" + hx(channel) + "/" + hx(id) }
 
 func (k keys) election(role string) string { return k.p + "elect/" + role }
+
+// quarantine keeps the bytes of a damaged record, keyed by the record's key.
+func (k keys) quarantine(key string) string { return k.p + "quar/" + hx(key) }
+func (k keys) quarantinePrefix() string    { return k.p + "quar/" }
+
+// probe is each replica's write probe.
+func (k keys) probe(replica string) string { return k.p + "probe/" + hx(replica) }
 
 // idKey is the hex of a request id's 16 bytes (time first), or the id itself when it is
 // not one (it then matches no stored request).

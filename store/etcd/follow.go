@@ -67,9 +67,11 @@ func (s *Store) follow(ctx context.Context, fn func(approval.Request), rev int64
 				}
 				switch ev.Type {
 				case mvccpb.PUT:
-					r, err := decodeRequest(key, ev.Kv.Value)
-					if err != nil {
-						s.log.Error("etcd: skipping a pending record that does not decode", "key", key, "err", err)
+					r, err := decodeRequest(key, id, ev.Kv.Value)
+					if re := asRecordError(err); re != nil {
+						// Its quarantine deletes the pending key: that event hands over
+						// the stand-in, denied.
+						s.quarantineLater(re)
 						continue
 					}
 					known[id] = true

@@ -180,9 +180,9 @@ func (s *Store) adoptOne(ctx context.Context, id string, fn func(approval.Reques
 	if len(kvs) != 1 {
 		return
 	}
-	r, err := decodeRequest(pk, kvs[0].Value)
-	if err != nil {
-		s.log.Error("etcd: an orphaned request does not decode", "request_id", id, "err", err)
+	r, err := decodeRequest(pk, id, kvs[0].Value)
+	if re := asRecordError(err); re != nil {
+		s.quarantineLater(re)
 		return
 	}
 	s.log.Info("adopted a request whose replica is gone", "request_id", id)

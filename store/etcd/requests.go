@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -17,32 +18,36 @@ import (
 	"github.com/approvebot/approvebot/core/ledger"
 )
 
-func decodeRequest(key string, raw []byte) (approval.Request, error) {
+func decodeRequest(key, id string, raw []byte) (approval.Request, error) {
 	var r approval.Request
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return r, fmt.Errorf("etcd: corrupt request record %s: %w", key, err)
+		return gate.DamagedRequest(id, raw, time.Now().UTC()), &recordError{kind: "requests", key: key, name: id, raw: raw, err: err}
 	}
 	return r, nil
 }
 
-// readRequest finds a request in the pending or the decided keys.
+// readRequest finds a request in the pending or the decided keys. A damaged record is
+// quarantined in the transaction and read as its stand-in (decided: denied by the store).
 func (t *txn) readRequest(id string) (r approval.Request, pending, found bool, err error) {
 	pk := t.s.k.pending(id)
 	raw, ok, err := t.get(pk)
 	if err != nil {
 		return r, false, false, err
 	}
-	if ok {
-		r, err = decodeRequest(pk, raw)
-		return r, true, true, err
+	key := pk
+	if !ok {
+		key = t.s.k.decided(id)
+		raw, ok, err = t.get(key)
+		if err != nil || !ok {
+			return r, false, false, err
+		}
 	}
-	dk := t.s.k.decided(id)
-	raw, ok, err = t.get(dk)
-	if err != nil || !ok {
-		return r, false, false, err
+	r, err = decodeRequest(key, id, raw)
+	if re := asRecordError(err); re != nil {
+		r, err = t.quarantineIn(re)
+		return r, false, true, err
 	}
-	r, err = decodeRequest(dk, raw)
-	return r, false, true, err
+	return r, key == pk, true, err
 }
 
 // Create stores a new request with its audit entry. A pending request is counted
@@ -127,7 +132,12 @@ func (s *Store) Get(ctx context.Context, id string) (approval.Request, error) {
 	}
 	for i, key := range []string{pk, dk} {
 		if kvs := resp.Responses[i].GetResponseRange().Kvs; len(kvs) == 1 {
-			return decodeRequest(key, kvs[0].Value)
+			r, err := decodeRequest(key, id, kvs[0].Value)
+			if re := asRecordError(err); re != nil {
+				s.quarantineLater(re)
+				return r, nil
+			}
+			return r, err
 		}
 	}
 	return approval.Request{}, approval.ErrNotFound
@@ -161,9 +171,12 @@ func (s *Store) pendingAt(ctx context.Context) ([]approval.Request, int64, error
 			rev = resp.Header.Revision
 		}
 		for _, kv := range resp.Kvs {
-			r, err := decodeRequest(string(kv.Key), kv.Value)
-			if err != nil {
-				return nil, 0, err
+			key := string(kv.Key)
+			r, err := decodeRequest(key, strings.TrimPrefix(key, prefix), kv.Value)
+			if re := asRecordError(err); re != nil {
+				// Left out of the list; its stand-in (denied) replaces it.
+				s.quarantineLater(re)
+				continue
 			}
 			out = append(out, r)
 		}

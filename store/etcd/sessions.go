@@ -3,24 +3,36 @@ package etcd
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/approvebot/approvebot/core/approval"
+	"github.com/approvebot/approvebot/core/gate"
 	"github.com/approvebot/approvebot/core/ledger"
 )
 
+// decodeSession reads a session's record. A damaged record reads as a paused session with
+// a *recordError: readers go on with that (and quarantine it later), writers first.
 func decodeSession(key, name string, raw []byte) (ledger.Session, error) {
 	var sess ledger.Session
 	if raw != nil {
 		if err := json.Unmarshal(raw, &sess); err != nil {
-			return sess, fmt.Errorf("etcd: corrupt session record %s: %w", key, err)
+			return gate.DamagedSession(name, time.Now().UTC()), &recordError{kind: "sessions", key: key, name: name, raw: raw, err: err}
 		}
 	}
 	sess.Name = name
 	return sess, nil
+}
+
+// readOnly hands a damaged record a read met to the background quarantine: the read goes
+// on with the stand-in.
+func (s *Store) readOnly(err error) error {
+	if re := asRecordError(err); re != nil {
+		s.quarantineLater(re)
+		return nil
+	}
+	return err
 }
 
 func (t *txn) readSession(name string) (ledger.Session, error) {
@@ -29,7 +41,11 @@ func (t *txn) readSession(name string) (ledger.Session, error) {
 	if err != nil {
 		return ledger.Session{}, err
 	}
-	return decodeSession(key, name, raw)
+	sess, err := decodeSession(key, name, raw)
+	if re := asRecordError(err); re != nil {
+		_, err = t.quarantineIn(re)
+	}
+	return sess, err
 }
 
 func (t *txn) putSession(sess ledger.Session) error {
@@ -54,7 +70,8 @@ func (s *Store) Session(ctx context.Context, name string) (ledger.Session, error
 	if len(resp.Kvs) == 1 {
 		raw = resp.Kvs[0].Value
 	}
-	return decodeSession(key, name, raw)
+	sess, err := decodeSession(key, name, raw)
+	return sess, s.readOnly(err)
 }
 
 func (s *Store) exists(ctx context.Context, key string) (bool, error) {
@@ -97,7 +114,7 @@ func (s *Store) Lookup(ctx context.Context, session, fp string) (ledger.Lookup, 
 	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
 		raw = kvs[0].Value
 	}
-	if l.Session, err = decodeSession(sk, session, raw); err != nil {
+	if l.Session, err = decodeSession(sk, session, raw); s.readOnly(err) != nil {
 		return l, err
 	}
 	l.Granted = resp.Responses[1].GetResponseRange().Count > 0

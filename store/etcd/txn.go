@@ -356,6 +356,7 @@ func (s *Store) commit(batch []*op) int {
 			}
 			return s.failAll(append(included, deferred...), unavailable("writing", err))
 		}
+		s.noteWrite(nil)
 		if !resp.Succeeded {
 			conflicts++
 			s.conflicts.Add(1)
@@ -378,6 +379,7 @@ func (s *Store) commit(batch []*op) int {
 }
 
 func (s *Store) failAll(ops []*op, err error) int {
+	s.noteWrite(err)
 	for _, o := range ops {
 		o.done <- err
 	}

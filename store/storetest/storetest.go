@@ -41,6 +41,9 @@ type Backend struct {
 	Open func(t *testing.T) (s Store, reopen func(t *testing.T) Store)
 	// ErrClosed is what a write after Close fails with.
 	ErrClosed error
+	// Damage overwrites the stored record of request id with bytes that do not decode,
+	// as a damaged disk or a stray write would.
+	Damage func(t *testing.T, s Store, id string)
 }
 
 // Run runs the whole contract against b.
@@ -65,6 +68,7 @@ func Run(t *testing.T, b Backend) {
 		{"PruneKeepsPendingAndTheNewest", testPruneKeepsPendingAndTheNewest},
 		{"ReopenKeepsEverythingAcknowledged", testReopenKeepsEverythingAcknowledged},
 		{"WritesAfterCloseFail", testWritesAfterCloseFail},
+		{"DamagedRequestIsDeniedNeverAllowed", testDamagedRequestIsDeniedNeverAllowed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, b) })
@@ -654,5 +658,51 @@ func testWritesAfterCloseFail(t *testing.T, b Backend) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatalf("second close: %v", err)
+	}
+}
+
+func testDamagedRequestIsDeniedNeverAllowed(t *testing.T, b Backend) {
+	s, _ := b.Open(t)
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		decide bool // the first touch is a decision rather than a read
+	}{
+		{"read first", false},
+		{"decided first", true},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			id := ID(i + 1)
+			must(t, s.Create(ctx, pending(id, "s", fmt.Sprint("fp", i)), approval.AuditEntry{Event: approval.EventRequest, RequestID: id}))
+			b.Damage(t, s, id)
+			if tc.decide {
+				r, won, err := s.Resolve(ctx, id, human(approval.OutcomeAllowOnce), ledger.Effects{})
+				if err != nil || won || r.Allowed || r.Source != approval.SourceStore {
+					t.Fatalf("a decision on a damaged record: won=%v err=%v %+v", won, err, r)
+				}
+			}
+			got, err := s.Get(ctx, id)
+			must(t, err)
+			if got.Allowed || got.State != approval.StateDenied || got.Source != approval.SourceStore || got.Session != "s" {
+				t.Fatalf("damaged request reads as %+v", got)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				list, err := s.Pending(ctx)
+				must(t, err)
+				if len(list) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("a damaged request is still listed pending: %+v", list)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			r, won, err := s.Resolve(ctx, id, human(approval.OutcomeAllowOnce), ledger.Effects{})
+			if err != nil || won || r.Allowed {
+				t.Fatalf("a decision after the quarantine: won=%v err=%v %+v", won, err, r)
+			}
+		})
 	}
 }
