@@ -393,7 +393,7 @@ func (k keys) election(role string) string { return k.p + "elect/" + role }
 
 // quarantine keeps the bytes of a damaged record, keyed by the record's key.
 func (k keys) quarantine(key string) string { return k.p + "quar/" + hx(key) }
-func (k keys) quarantinePrefix() string    { return k.p + "quar/" }
+func (k keys) quarantinePrefix() string     { return k.p + "quar/" }
 
 // probe is each replica's write probe.
 func (k keys) probe(replica string) string { return k.p + "probe/" + hx(replica) }
