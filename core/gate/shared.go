@@ -77,9 +77,6 @@ func (g *Gate) mirrorPending(rec approval.Request) (w *waiter, added bool) {
 			g.cards[c] = rec.ID
 		}
 		g.mu.Unlock()
-		if len(rec.Cards) > 0 {
-			g.signalPosted()
-		}
 		return w, false
 	}
 	w = &waiter{done: make(chan struct{}), rec: rec, stored: true}
@@ -88,9 +85,6 @@ func (g *Gate) mirrorPending(rec approval.Request) (w *waiter, added bool) {
 		g.cards[c] = rec.ID
 	}
 	g.mu.Unlock()
-	if len(rec.Cards) > 0 {
-		g.signalPosted()
-	}
 	g.arm(w, rec.ExpiresAt.Sub(g.now())+mirrorTimeoutDelay)
 	g.metrics.Pending(1)
 	return w, true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,8 +38,15 @@ func openAt(t *testing.T, endpoints []string, prefix string, tune func(*Options)
 	return s
 }
 
+func etcdEndpoints(t *testing.T) []string { return etcdtest.Endpoints(t) }
+
+// hostPort is an endpoint URL's host:port.
+func hostPort(endpoint string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(endpoint, "http://"), "https://")
+}
+
 func TestContract(t *testing.T) {
-	endpoints := etcdtest.Endpoints(t)
+	endpoints := etcdEndpoints(t)
 	storetest.Run(t, storetest.Backend{
 		ErrClosed: ErrClosed,
 		Damage: func(t *testing.T, st storetest.Store, id string) {
