@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,6 +26,7 @@ func replicas(t *testing.T, n int, tune func(*Options)) []*Store {
 	for i := range out {
 		out[i] = openAt(t, endpoints, prefix, func(o *Options) {
 			o.Name = fmt.Sprintf("replica-%d", i)
+			o.Logger = testLogger(t)
 			if tune != nil {
 				tune(o)
 			}
@@ -32,6 +34,18 @@ func replicas(t *testing.T, n int, tune func(*Options)) []*Store {
 	}
 	return out
 }
+
+// testLogger logs to the test's output when -v is given.
+func testLogger(t *testing.T) *slog.Logger {
+	if !testing.Verbose() {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) { w.t.Log(string(p)); return len(p), nil }
 
 func pendingReq(id, session string) *approval.Request {
 	now := time.Now().UTC()
