@@ -30,6 +30,7 @@ type Config struct {
 	Channels Channels      `toml:"channels"`
 	Routes   []Route       `toml:"routes"`
 	Log      Log           `toml:"log"`
+	Store    Store         `toml:"store"`
 }
 
 // Server is [server].
@@ -220,6 +221,7 @@ func describe(name string, err error) error {
 }
 
 func (c *Config) defaults() {
+	c.Store.defaults()
 	s := &c.Server
 	if s.Listen == "" {
 		s.Listen = DefaultListen
@@ -334,6 +336,9 @@ func (c *Config) defaults() {
 
 // Validate checks every value; errors name the key.
 func (c *Config) Validate() error {
+	if err := c.Store.Validate(); err != nil {
+		return err
+	}
 	s := c.Server
 	if _, _, err := net.SplitHostPort(s.Listen); err != nil {
 		return fmt.Errorf("server.listen: %q is not host:port: %v", s.Listen, err)

@@ -24,7 +24,7 @@ func freshPrefix() string {
 
 func openAt(t *testing.T, endpoints []string, prefix string, tune func(*Options)) *Store {
 	t.Helper()
-	opts := Options{Endpoints: endpoints, Prefix: prefix, LeaseTTL: 3 * time.Second, WriteTimeout: 5 * time.Second}
+	opts := Options{Endpoints: endpoints, Prefix: prefix, DialTimeout: 5 * time.Second, LeaseTTL: 3 * time.Second, WriteTimeout: 5 * time.Second}
 	if tune != nil {
 		tune(&opts)
 	}

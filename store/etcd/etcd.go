@@ -38,14 +38,8 @@ import (
 // SchemaVersion is the key layout this code reads and writes.
 const SchemaVersion = 1
 
-// Defaults. Each is used in one place: Options.withDefaults.
+// Bounds of the store's own work (the configurable settings' defaults are the config's).
 const (
-	DefaultPrefix      = "/approvebot/"
-	DefaultDialTimeout = 5 * time.Second
-	// DefaultLeaseTTL bounds how long a dead replica keeps its leadership and its
-	// requests' ownership: another replica takes over within about this long. Shorter
-	// flaps on a loaded machine (a keep-alive is sent every third of it).
-	DefaultLeaseTTL = 5 * time.Second
 	// DefaultWriteTimeout bounds how long one write keeps retrying while etcd has no
 	// quorum before it fails with gate.ErrStoreUnavailable.
 	DefaultWriteTimeout = 10 * time.Second
@@ -63,6 +57,7 @@ type Limits struct {
 
 // Options configures the store.
 type Options struct {
+	// Endpoints, Prefix, DialTimeout and LeaseTTL are required ([store.etcd]).
 	Endpoints   []string
 	Prefix      string
 	DialTimeout time.Duration
@@ -85,17 +80,11 @@ func (o *Options) withDefaults() error {
 	if len(o.Endpoints) == 0 {
 		return errors.New("etcd: no endpoints")
 	}
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
+	if o.Prefix == "" || o.DialTimeout <= 0 {
+		return errors.New("etcd: a prefix and a dial timeout are required")
 	}
 	if !strings.HasSuffix(o.Prefix, "/") {
 		o.Prefix += "/"
-	}
-	if o.DialTimeout <= 0 {
-		o.DialTimeout = DefaultDialTimeout
-	}
-	if o.LeaseTTL <= 0 {
-		o.LeaseTTL = DefaultLeaseTTL
 	}
 	if o.LeaseTTL < 2*time.Second {
 		return fmt.Errorf("etcd: lease TTL %s is below 2s", o.LeaseTTL)
