@@ -26,7 +26,8 @@ import (
 // methods, paths, bodies, tokens and headers. Invariants, whatever the input:
 //   - no panic, and no 5xx except 503;
 //   - every JSON answer parses; no request object is allowed:true unless its state is
-//     allowed, and no pending one carries a decision;
+//     allowed, none is explicit:true unless it is allowed, and no pending one carries a
+//     decision;
 //   - a shell command filed with POST /v1/requests is allowed by the policy only when the
 //     policy engine allows it even at its most permissive tier, and a command the hardline
 //     floor refuses is answered denied by the floor (differential check against
@@ -87,16 +88,22 @@ func (c *countingStore) AddCard(ctx context.Context, id string, ref approval.Car
 	return r, err
 }
 
-func (c *countingStore) PutSession(ctx context.Context, s ledger.Session, a *approval.AuditEntry) error {
-	err := c.Store.PutSession(ctx, s, a)
+func (c *countingStore) LinkParent(ctx context.Context, agent, session, parent string) error {
+	err := c.Store.LinkParent(ctx, agent, session, parent)
 	c.count(ctx, err)
 	return err
 }
 
-func (c *countingStore) Unpause(ctx context.Context, name string, a approval.AuditEntry) (ledger.Session, error) {
-	s, err := c.Store.Unpause(ctx, name, a)
+func (c *countingStore) UpdateSession(ctx context.Context, agent, name string, set ledger.Settings, a approval.AuditEntry) (ledger.Records, error) {
+	r, err := c.Store.UpdateSession(ctx, agent, name, set, a)
 	c.count(ctx, err)
-	return s, err
+	return r, err
+}
+
+func (c *countingStore) Unpause(ctx context.Context, agent, name string, a approval.AuditEntry) (ledger.Records, error) {
+	r, err := c.Store.Unpause(ctx, agent, name, a)
+	c.count(ctx, err)
+	return r, err
 }
 
 func (c *countingStore) AppendAudit(ctx context.Context, e approval.AuditEntry) error {
@@ -113,12 +120,12 @@ func (c *countingStore) ListAllowlistJSON(ctx context.Context) (any, error) {
 	return items, err
 }
 
-func (c *countingStore) RevokeAllowlist(ctx context.Context, pattern string, a approval.AuditEntry) (bool, error) {
-	ok, err := c.Store.RevokeAllowlist(ctx, pattern, a)
-	if ok {
+func (c *countingStore) RevokeAllowlist(ctx context.Context, sel api.AllowlistSelector, a approval.AuditEntry) (any, int, error) {
+	revoked, err := c.Store.RevokeAllowlist(ctx, store.AllowlistSelector(sel), a)
+	if len(revoked) > 0 {
 		c.count(ctx, err)
 	}
-	return ok, err
+	return revoked, len(revoked), err
 }
 
 type fuzzServer struct {
@@ -266,6 +273,9 @@ func checkObjects(t *testing.T, v any) {
 			}
 			if state == "pending" && (allowed || x["outcome"] != nil) {
 				t.Fatalf("pending request with a decision: %v", x)
+			}
+			if explicit, _ := x["explicit"].(bool); explicit && !allowed {
+				t.Fatalf("explicit:true on a request that is not allowed: %v", x)
 			}
 		}
 		for _, e := range x {

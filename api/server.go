@@ -4,6 +4,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -51,7 +52,18 @@ type AuditSource interface {
 // AllowlistStore lists and revokes persisted "allow always" entries.
 type AllowlistStore interface {
 	ListAllowlistJSON(ctx context.Context) (any, error)
-	RevokeAllowlist(ctx context.Context, pattern string, audit approval.AuditEntry) (bool, error)
+	// RevokeAllowlist removes the entries the selector picks and returns them (a JSON
+	// array) and how many there were.
+	RevokeAllowlist(ctx context.Context, sel AllowlistSelector, audit approval.AuditEntry) (revoked any, n int, err error)
+}
+
+// AllowlistSelector picks persisted allowlist entries of one pattern: a nil Agent or Args
+// matches every value, a set one exactly that value ("" is the entry for every agent, or
+// for any arguments).
+type AllowlistSelector struct {
+	Pattern string
+	Agent   *string
+	Args    *string
 }
 
 // Backuper streams a consistent copy of the live database (GET /v1/backup). size is told
@@ -155,6 +167,7 @@ func New(opts Options) (*Server, error) {
 	s.route("GET /v1/allowlist", RoleOperator, s.listAllowlist)
 	s.route("DELETE /v1/allowlist", RoleOperator, s.revokeAllowlist)
 	s.route("GET /v1/backup", RoleOperator, s.backup)
+	s.mux.HandleFunc(hookRoute, s.hookEndpoint)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	if opts.Metrics != nil {
 		s.mux.Handle("GET /metrics", opts.Metrics.Handler())
@@ -513,6 +526,40 @@ func conflict(lost *gate.AlreadyDecidedError) *apiError {
 type sessionBody struct {
 	Tier       *string `json:"tier"`
 	Unattended *bool   `json:"unattended"`
+	Agent      *string `json:"agent"`
+}
+
+type unpauseBody struct {
+	Agent *string `json:"agent"`
+}
+
+// targetAgent is the agent a session endpoint applies to: the body's or the query's
+// "agent" ("" or absent: every agent). It must name a configured token, so that a typo
+// cannot silently change nothing.
+func (s *Server) targetAgent(r *http.Request, body *string) (string, *apiError) {
+	agent := ""
+	q, inQuery := r.URL.Query()["agent"]
+	if inQuery {
+		if len(q) != 1 {
+			return "", newError(400, "invalid_agent", "give agent once")
+		}
+		agent = q[0]
+	}
+	if body != nil {
+		if inQuery && *body != agent {
+			return "", newError(400, "invalid_agent", "the body and the query name different agents")
+		}
+		agent = *body
+	}
+	if agent == "" {
+		return "", nil
+	}
+	for _, t := range s.tokens {
+		if t.name == agent {
+			return agent, nil
+		}
+	}
+	return "", newError(400, "unknown_agent", fmt.Sprintf("no token is named %q; give a configured agent's name, or no agent for every agent", agent))
 }
 
 func (s *Server) putSession(w http.ResponseWriter, r *http.Request, c caller) *apiError {
@@ -524,25 +571,68 @@ func (s *Server) putSession(w http.ResponseWriter, r *http.Request, c caller) *a
 	if e := decodeStrict(body, &b); e != nil {
 		return e
 	}
-	sess, err := s.gate.UpdateSession(r.Context(), r.PathValue("session"), gate.SessionUpdate{Tier: b.Tier, Unattended: b.Unattended}, c.name)
+	agent, e := s.targetAgent(r, b.Agent)
+	if e != nil {
+		return e
+	}
+	st, err := s.gate.UpdateSession(r.Context(), r.PathValue("session"), gate.SessionUpdate{Agent: agent, Tier: b.Tier, Unattended: b.Unattended}, c.name)
 	if err != nil {
 		return s.gateError(err)
 	}
-	writeJSON(w, 200, sessionView(sess))
+	writeJSON(w, 200, sessionView(st, "applied to"))
 	return nil
 }
 
 func (s *Server) unpause(w http.ResponseWriter, r *http.Request, c caller) *apiError {
-	sess, err := s.gate.Unpause(r.Context(), r.PathValue("session"), c.name)
+	body, e := s.readBody(w, r)
+	if e != nil {
+		return e
+	}
+	var b unpauseBody
+	if len(bytes.TrimSpace(body)) > 0 {
+		if e := decodeStrict(body, &b); e != nil {
+			return e
+		}
+	}
+	agent, e := s.targetAgent(r, b.Agent)
+	if e != nil {
+		return e
+	}
+	st, err := s.gate.Unpause(r.Context(), r.PathValue("session"), agent, c.name)
 	if err != nil {
 		return s.gateError(err)
 	}
-	writeJSON(w, 200, sessionView(sess))
+	writeJSON(w, 200, sessionView(st, "unpaused"))
 	return nil
 }
 
-func sessionView(s ledger.Session) map[string]any {
-	return map[string]any{"session": s.Name, "tier": s.Tier, "unattended": s.Unattended, "paused": s.Paused, "denials": s.Denials, "parent": s.Parent}
+// sessionView is the answer of the session endpoints: the session as it applies to the
+// agent named, or, for a change to every agent, the settings shared by every agent and what
+// applies to each agent that has its own record, with a note saying so.
+func sessionView(st gate.SessionState, did string) map[string]any {
+	one := func(s ledger.Session) map[string]any {
+		return map[string]any{"tier": s.Tier, "unattended": s.Unattended, "paused": s.Paused, "denials": s.Denials, "parent": s.Parent}
+	}
+	v := one(st.Effective)
+	v["session"] = st.Name
+	if st.Agent != "" {
+		v["agent"], v["scope"] = st.Agent, "agent"
+		return v
+	}
+	agents := make([]map[string]any, 0, len(st.Agents))
+	names := make([]string, 0, len(st.Agents))
+	for _, a := range st.Agents {
+		m := one(a)
+		m["agent"] = a.Agent
+		agents = append(agents, m)
+		names = append(names, a.Agent)
+	}
+	note := fmt.Sprintf("%s session %q for every agent (no agent was given)", did, st.Name)
+	if len(names) > 0 {
+		note += "; agents with their own record of it: " + strings.Join(names, ", ")
+	}
+	v["agent"], v["scope"], v["agents"], v["note"] = nil, "every_agent", agents, note+`; give "agent" to change one agent's session`
+	return v
 }
 
 func (s *Server) audit(w http.ResponseWriter, r *http.Request, c caller) *apiError {
@@ -605,20 +695,33 @@ func (s *Server) revokeAllowlist(w http.ResponseWriter, r *http.Request, c calle
 	if s.opts.Allowlist == nil {
 		return newError(501, "not_available", "no allowlist store")
 	}
-	pattern := r.URL.Query().Get("pattern")
+	q := r.URL.Query()
+	pattern := q.Get("pattern")
 	if pattern == "" {
 		return newError(400, "missing_pattern", "pattern query parameter is required")
 	}
-	ok, err := s.opts.Allowlist.RevokeAllowlist(r.Context(), pattern, approval.AuditEntry{
-		Time: time.Now().UTC(), Event: approval.EventAllowlist, Actor: c.name, Reason: "revoked " + pattern,
+	sel := AllowlistSelector{Pattern: pattern}
+	// Absent, agent and args match every entry of the pattern; present (even empty), only
+	// the entry with that value ("" being the entry for every agent, or any arguments).
+	for key, dst := range map[string]**string{"agent": &sel.Agent, "args": &sel.Args} {
+		if vals, ok := q[key]; ok {
+			if len(vals) != 1 {
+				return newError(400, "invalid_"+key, "give "+key+" once")
+			}
+			v := vals[0]
+			*dst = &v
+		}
+	}
+	revoked, n, err := s.opts.Allowlist.RevokeAllowlist(r.Context(), sel, approval.AuditEntry{
+		Time: time.Now().UTC(), Event: approval.EventAllowlist, Actor: c.name,
 	})
 	if err != nil {
 		return s.gateError(err)
 	}
-	if !ok {
-		return newError(404, "not_found", "no persisted allowlist entry with that pattern")
+	if n == 0 {
+		return newError(404, "not_found", "no persisted allowlist entry matches that pattern, agent and args")
 	}
-	writeJSON(w, 200, map[string]any{"revoked": pattern})
+	writeJSON(w, 200, map[string]any{"revoked": revoked})
 	return nil
 }
 

@@ -12,6 +12,7 @@ type requestView struct {
 	ID          string     `json:"id"`
 	State       string     `json:"state"`
 	Allowed     bool       `json:"allowed"`
+	Explicit    bool       `json:"explicit"`
 	Outcome     *string    `json:"outcome"`
 	Source      *string    `json:"source"`
 	Reason      string     `json:"reason"`
@@ -27,6 +28,10 @@ type requestView struct {
 	Session     string     `json:"session"`
 	Agent       string     `json:"agent,omitempty"`
 	Rule        string     `json:"rule,omitempty"`
+	// Cwd and AgentReason are the request's working directory and the reason the agent
+	// gave (its own words), masked and hardened like the summary; "" when not given.
+	Cwd         string `json:"cwd"`
+	AgentReason string `json:"agent_reason"`
 }
 
 func viewOf(r *approval.Request) requestView {
@@ -34,7 +39,10 @@ func viewOf(r *approval.Request) requestView {
 		ID: r.ID, State: string(r.State), Allowed: r.Allowed && r.State == approval.StateAllowed, Reason: r.Reason,
 		Message: r.Message, Summary: r.Summary, Truncated: r.Truncated, Fingerprint: r.Fingerprint,
 		CreatedAt: r.CreatedAt, Tool: r.Tool, Session: r.Session, Agent: r.Agent, Rule: r.Rule,
+		Cwd: r.Cwd, AgentReason: r.AgentReason,
 	}
+	// Only an allow can be explicit.
+	v.Explicit = v.Allowed && r.Explicit
 	if r.Outcome != approval.OutcomeNone {
 		o := string(r.Outcome)
 		v.Outcome = &o

@@ -58,6 +58,14 @@ func (r Result) Allowed() bool {
 		r.Request.Allowed && r.Request.State == StateAllowed
 }
 
+// ExplicitlyAllowed reports whether the call may run on an explicit allow (a tool
+// permission, the allowlist, a safe bin, a proven-inert builtin, a grant or a human): an
+// integration answers its agent "allow" only then, and otherwise leaves the decision to the
+// agent's own permission flow.
+func (r Result) ExplicitlyAllowed() bool {
+	return r.Allowed() && r.Request.Explicit
+}
+
 // Ask files the call and waits for the decision, answering a Result that allows only when
 // the server said so. It never returns an allow on any failure. When ctx ends or the
 // request's own deadline (plus Options.Margin) passes while it is still pending, the

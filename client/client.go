@@ -141,9 +141,13 @@ type Ask struct {
 
 // Request is the request object of the API.
 type Request struct {
-	ID          string    `json:"id"`
-	State       string    `json:"state"`
-	Allowed     bool      `json:"allowed"`
+	ID      string `json:"id"`
+	State   string `json:"state"`
+	Allowed bool   `json:"allowed"`
+	// Explicit is true for an allow by a tool permission, the allowlist, a safe bin, a
+	// proven-inert builtin, a session grant or a human, and false for an allow that is only
+	// the tier's default. An integration answers its agent "allow" only when it is true.
+	Explicit    bool      `json:"explicit,omitempty"`
 	Outcome     string    `json:"outcome,omitempty"`
 	Source      string    `json:"source,omitempty"`
 	Reason      string    `json:"reason,omitempty"`
@@ -159,6 +163,10 @@ type Request struct {
 	Session     string    `json:"session,omitempty"`
 	Agent       string    `json:"agent,omitempty"`
 	Rule        string    `json:"rule,omitempty"`
+	// Cwd and AgentReason are the request's directory and the agent's stated reason, as
+	// the server shows them (masked).
+	Cwd         string `json:"cwd,omitempty"`
+	AgentReason string `json:"agent_reason,omitempty"`
 }
 
 // Request states.
@@ -390,6 +398,9 @@ func consistent(r *Request) error {
 		if r.Allowed {
 			return errors.New("allowed:true on a pending request")
 		}
+		if r.Explicit {
+			return errors.New("explicit:true on a pending request")
+		}
 		if r.Outcome != "" {
 			return fmt.Errorf("outcome %q on a pending request", r.Outcome)
 		}
@@ -405,6 +416,9 @@ func consistent(r *Request) error {
 	case StateDenied:
 		if r.Allowed {
 			return errors.New("state denied with allowed:true")
+		}
+		if r.Explicit {
+			return errors.New("state denied with explicit:true")
 		}
 	default:
 		return fmt.Errorf("unknown state %q", clean(r.State, 40))

@@ -159,6 +159,8 @@ func TestAskFailsClosed(t *testing.T) {
 		{name: "allowed true while pending 202", create: answer(202, object(testID, "pending", "true", "null")), want: VerdictError},
 		{name: "allowed true while pending 200", create: answer(200, object(testID, "pending", "true", "null")), want: VerdictError},
 		{name: "allowed true state denied", create: answer(200, object(testID, "denied", "true", `"allow_once"`)), want: VerdictError},
+		{name: "explicit true state denied", create: answer(200, strings.Replace(deniedObj, `"allowed":false`, `"allowed":false,"explicit":true`, 1)), want: VerdictError},
+		{name: "explicit true while pending", create: answer(202, strings.Replace(pendingObj, `"allowed":false`, `"allowed":false,"explicit":true`, 1)), want: VerdictError},
 		{name: "state allowed allowed false", create: answer(200, object(testID, "allowed", "false", `"allow_once"`)), want: VerdictError},
 		{name: "state allowed outcome deny", create: answer(200, object(testID, "allowed", "true", `"deny"`)), want: VerdictError},
 		{name: "state allowed outcome timeout", create: answer(200, object(testID, "allowed", "true", `"timeout"`)), want: VerdictError},
@@ -384,6 +386,32 @@ func TestAskAllowed(t *testing.T) {
 	}
 }
 
+// An allow is explicit only when the server says so; a denial never is.
+func TestExplicitlyAllowed(t *testing.T) {
+	explicitObj := strings.Replace(allowedObj, `"allowed":true`, `"allowed":true,"explicit":true`, 1)
+	for _, c := range []struct {
+		name          string
+		obj           string
+		allowed, expl bool
+	}{
+		{"tier default allow", allowedObj, true, false},
+		{"explicit allow", explicitObj, true, true},
+		{"explicit false", strings.Replace(allowedObj, `"allowed":true`, `"allowed":true,"explicit":false`, 1), true, false},
+		{"denied", deniedObj, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(t, answer(200, c.obj), answer(200, c.obj))
+			res := newTestClient(t, f.URL, Options{}).Ask(context.Background(), testAsk())
+			if res.Allowed() != c.allowed || res.ExplicitlyAllowed() != c.expl {
+				t.Fatalf("allowed=%v explicit=%v, want %v %v (%+v)", res.Allowed(), res.ExplicitlyAllowed(), c.allowed, c.expl, res)
+			}
+		})
+	}
+	if (Result{}).ExplicitlyAllowed() {
+		t.Fatal("the zero Result is explicitly allowed")
+	}
+}
+
 // TestPollSurvivesRestart: the server goes away while the request is pending and comes
 // back on the same address; the client re-polls and gets the decision.
 func TestPollSurvivesRestart(t *testing.T) {
@@ -500,7 +528,7 @@ func TestOperatorCalls(t *testing.T) {
 		case r.URL.Path == "/v1/allowlist" && r.Method == "GET":
 			write(w, 200, `{"entries":[{"pattern":"/usr/bin/git","added_by":"alice","request_id":"x","added_at":"2026-01-01T00:00:00Z"}]}`)
 		case r.URL.Path == "/v1/allowlist":
-			write(w, 200, `{"revoked":"/usr/bin/git"}`)
+			write(w, 200, `{"revoked":[{"pattern":"/usr/bin/git","agent":"ci","added_by":"alice","request_id":"x","added_at":"2026-01-01T00:00:00Z"}]}`)
 		default:
 			write(w, 200, `{"session":"s1","tier":"ask","unattended":true,"paused":false,"denials":0,"parent":""}`)
 		}
@@ -522,14 +550,24 @@ func TestOperatorCalls(t *testing.T) {
 	if e, err := c.Allowlist(ctx); err != nil || len(e) != 1 || e[0].Pattern != "/usr/bin/git" {
 		t.Fatalf("Allowlist: %v %v", e, err)
 	}
-	if err := c.Revoke(ctx, "/usr/bin/git"); err != nil {
+	if r, err := c.Revoke(ctx, "/usr/bin/git", nil, nil); err != nil || len(r) != 1 || r[0].Agent != "ci" {
+		t.Fatalf("Revoke: %v %v", r, err)
+	}
+	ci, none := "ci", ""
+	if _, err := c.Revoke(ctx, "/usr/bin/git", &ci, &none); err != nil {
 		t.Fatal(err)
 	}
 	tier, yes := "ask", true
 	if s, err := c.SetSession(ctx, "s1", SessionUpdate{Tier: &tier, Unattended: &yes}); err != nil || s.Tier != "ask" {
 		t.Fatalf("SetSession: %v %v", s, err)
 	}
-	if _, err := c.Unpause(ctx, "s1"); err != nil {
+	if s, err := c.SetSession(ctx, "s1", SessionUpdate{Agent: "ci", Tier: &tier}); err != nil || s.Tier != "ask" {
+		t.Fatalf("SetSession: %v %v", s, err)
+	}
+	if _, err := c.Unpause(ctx, "s1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Unpause(ctx, "s1", "ci"); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -538,8 +576,11 @@ func TestOperatorCalls(t *testing.T) {
 		"GET /v1/audit?limit=5&session=s+1&since=1h ",
 		"GET /v1/allowlist ",
 		"DELETE /v1/allowlist?pattern=%2Fusr%2Fbin%2Fgit ",
+		"DELETE /v1/allowlist?agent=ci&args=&pattern=%2Fusr%2Fbin%2Fgit ",
 		`PUT /v1/sessions/s1 {"tier":"ask","unattended":true}`,
+		`PUT /v1/sessions/s1 {"agent":"ci","tier":"ask"}`,
 		"POST /v1/sessions/s1/unpause ",
+		`POST /v1/sessions/s1/unpause {"agent":"ci"}`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

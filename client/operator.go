@@ -107,10 +107,12 @@ func (c *Client) Audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error) 
 	return out.Entries, nil
 }
 
-// AllowlistEntry is one persisted "allow always" pattern.
+// AllowlistEntry is one persisted "allow always" pattern, for one agent ("" for every
+// agent) and optionally only some arguments (an argv glob, "" for any).
 type AllowlistEntry struct {
 	Pattern   string    `json:"pattern"`
 	Agent     string    `json:"agent,omitempty"`
+	Args      string    `json:"args,omitempty"`
 	AddedBy   string    `json:"added_by,omitempty"`
 	RequestID string    `json:"request_id,omitempty"`
 	AddedAt   time.Time `json:"added_at,omitzero"`
@@ -127,15 +129,46 @@ func (c *Client) Allowlist(ctx context.Context) ([]AllowlistEntry, error) {
 	return out.Entries, nil
 }
 
-// Revoke removes a persisted allowlist entry by its exact pattern.
-func (c *Client) Revoke(ctx context.Context, pattern string) error {
-	var out json.RawMessage
-	return c.call(ctx, http.MethodDelete, "/v1/allowlist", url.Values{"pattern": {pattern}}, nil, &out)
+// Revoke removes the persisted allowlist entries of a pattern and returns them. A nil
+// agent or args matches every entry of the pattern; a set one only the entry with that
+// value ("" being the entry for every agent, or for any arguments).
+func (c *Client) Revoke(ctx context.Context, pattern string, agent, args *string) ([]AllowlistEntry, error) {
+	q := url.Values{"pattern": {pattern}}
+	if agent != nil {
+		q.Set("agent", *agent)
+	}
+	if args != nil {
+		q.Set("args", *args)
+	}
+	var out struct {
+		Revoked []AllowlistEntry `json:"revoked"`
+	}
+	if err := c.call(ctx, http.MethodDelete, "/v1/allowlist", q, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Revoked, nil
 }
 
-// Session is a session's state as the server reports it.
+// Session is a session's state as the server reports it. Sessions belong to an agent:
+// with Agent set it is that agent's session; with Scope "every_agent" the change applied
+// to the session name for every agent, Note says so and Agents lists each agent that has
+// its own record of it.
 type Session struct {
-	Session    string `json:"session"`
+	Session    string         `json:"session"`
+	Agent      string         `json:"agent,omitempty"`
+	Scope      string         `json:"scope,omitempty"`
+	Note       string         `json:"note,omitempty"`
+	Tier       string         `json:"tier"`
+	Unattended bool           `json:"unattended"`
+	Paused     bool           `json:"paused"`
+	Denials    int            `json:"denials"`
+	Parent     string         `json:"parent"`
+	Agents     []AgentSession `json:"agents,omitempty"`
+}
+
+// AgentSession is one agent's session of a name, as it applies to that agent.
+type AgentSession struct {
+	Agent      string `json:"agent"`
 	Tier       string `json:"tier"`
 	Unattended bool   `json:"unattended"`
 	Paused     bool   `json:"paused"`
@@ -143,8 +176,10 @@ type Session struct {
 	Parent     string `json:"parent"`
 }
 
-// SessionUpdate changes a session; nil fields are left alone.
+// SessionUpdate changes a session; nil fields are left alone. Agent names the agent whose
+// session changes; "" changes the session name for every agent.
 type SessionUpdate struct {
+	Agent      string  `json:"agent,omitempty"`
 	Tier       *string `json:"tier,omitempty"`
 	Unattended *bool   `json:"unattended,omitempty"`
 }
@@ -158,10 +193,15 @@ func (c *Client) SetSession(ctx context.Context, name string, u SessionUpdate) (
 	return &s, nil
 }
 
-// Unpause lifts a session's pause and resets its denial count.
-func (c *Client) Unpause(ctx context.Context, name string) (*Session, error) {
+// Unpause lifts the pause of an agent's session and resets its denial count; with agent
+// "" it does so for every agent's session of that name.
+func (c *Client) Unpause(ctx context.Context, name, agent string) (*Session, error) {
 	var s Session
-	if err := c.call(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(name)+"/unpause", nil, nil, &s); err != nil {
+	var body any
+	if agent != "" {
+		body = map[string]string{"agent": agent}
+	}
+	if err := c.call(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(name)+"/unpause", nil, body, &s); err != nil {
 		return nil, err
 	}
 	return &s, nil

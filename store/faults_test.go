@@ -256,7 +256,7 @@ func TestScrambledCopiesNeverCrashOrAllow(t *testing.T) {
 			}
 		}
 		s.Audit(ctx, approval.AuditQuery{Limit: 10000})
-		s.Session(ctx, "sess-1")
+		s.Session(ctx, "agent", "sess-1")
 		s.Close()
 	}
 	t.Logf("%d scrambled copies: %d refused at open, %d opened", seeds, refused, opened)
@@ -380,22 +380,22 @@ func TestDamagedDecidedRequestReadsAsDeniedAndIsQuarantined(t *testing.T) {
 
 func TestDamagedSessionReadsAsPaused(t *testing.T) {
 	sd := seedDB(t, t.TempDir(), 30)
-	damageRecord(t, sd.path, bucketSessions, "sess-2")
+	damageRecord(t, sd.path, bucketSessions, string(sessionKey("agent", "sess-2")))
 	s, err := Open(sd.path, Options{ProbeInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	ctx := context.Background()
-	l, err := s.Lookup(ctx, "sess-2", "fp-x")
+	l, err := s.Lookup(ctx, "agent", "sess-2", "fp-x")
 	if err != nil || !l.Session.Paused {
 		t.Fatalf("damaged session = %+v, %v; want paused", l.Session, err)
 	}
 	// An operator's unpause rewrites it whole.
 	waitUntil(t, "the background quarantine", func() bool { q, _ := s.Quarantined(ctx); return len(q) == 1 })
-	sess, err := s.Unpause(ctx, "sess-2", approval.AuditEntry{Event: approval.EventUnpause})
-	if err != nil || sess.Paused {
-		t.Fatalf("unpause = %+v, %v", sess, err)
+	recs, err := s.Unpause(ctx, "agent", "sess-2", approval.AuditEntry{Event: approval.EventUnpause})
+	if err != nil || len(recs.Agents) != 1 || recs.Agents[0].Paused {
+		t.Fatalf("unpause = %+v, %v", recs, err)
 	}
 }
 
@@ -430,10 +430,11 @@ func TestDamagedAllowlistEntryAllowsNothing(t *testing.T) {
 	s, _ := Open(path, Options{ProbeInterval: -1})
 	ctx := context.Background()
 	r := pending(gate.NewID(), "s", "fp")
+	r.Agent = "agent"
 	s.Create(ctx, r, approval.AuditEntry{})
 	s.Resolve(ctx, r.ID, human(approval.OutcomeAllowAlways), ledger.Effects{Allowlist: []string{"/usr/bin/make", "/usr/bin/ls"}})
 	s.Close()
-	damageRecord(t, path, bucketAllowlist, "/usr/bin/make")
+	damageRecord(t, path, bucketAllowlist, string(allowlistKey("/usr/bin/make", "agent", "")))
 	s, err := Open(path, Options{ProbeInterval: -1})
 	if err != nil {
 		t.Fatal(err)

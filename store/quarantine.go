@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,7 +58,29 @@ func damagedRequest(id string, raw []byte, at time.Time) approval.Request {
 	return gate.DamagedRequest(id, raw, at)
 }
 
-func damagedSession(name string, at time.Time) ledger.Session { return gate.DamagedSession(name, at) }
+func damagedSession(name, agent string, at time.Time) ledger.Session {
+	return gate.DamagedSession(name, agent, at)
+}
+
+// quarantineKey is the length-prefixed bucket name, then the record's key.
+func quarantineKey(bucket, key string) []byte {
+	k := binary.BigEndian.AppendUint16(nil, uint16(len(bucket)))
+	k = append(k, bucket...)
+	return append(k, key...)
+}
+
+// parseSessionKey splits a session record's key (see sessionKey) into name and agent.
+func parseSessionKey(k []byte) (name, agent string, ok bool) {
+	if len(k) < 2 {
+		return "", "", false
+	}
+	n := int(binary.BigEndian.Uint16(k))
+	if len(k) < 2+n {
+		return "", "", false
+	}
+	return string(k[2 : 2+n]), string(k[2+n:]), true
+}
+
 
 // noteDamaged counts and logs a damaged record, once per record.
 func (s *Store) noteDamaged(re *RecordError) {
@@ -77,7 +100,7 @@ func (s *Store) quarantineIn(tx *bolt.Tx, re *RecordError) error {
 	s.noteDamaged(re)
 	now := s.now().UTC()
 	q := quarantined{Bucket: re.Bucket, Key: re.Key, Raw: re.Raw, Error: re.Err.Error(), At: now}
-	if err := putJSON(tx.Bucket(bucketQuarantine), pairKey(re.Bucket, re.Key), q); err != nil {
+	if err := putJSON(tx.Bucket(bucketQuarantine), quarantineKey(re.Bucket, re.Key), q); err != nil {
 		return err
 	}
 	audit := approval.AuditEntry{Time: now, Event: approval.EventQuarantine, DecidedBy: "approvebot",
@@ -94,10 +117,18 @@ func (s *Store) quarantineIn(tx *bolt.Tx, re *RecordError) error {
 		audit.RequestID, audit.Session, audit.Agent, audit.Tool = r.ID, r.Session, r.Agent, r.Tool
 		audit.State, audit.Outcome, audit.Source = r.State, r.Outcome, r.Source
 	case string(bucketSessions):
-		if err := putJSON(tx.Bucket(bucketSessions), []byte(re.Key), damagedSession(re.Key, now)); err != nil {
+		name, agent, ok := parseSessionKey([]byte(re.Key))
+		if !ok {
+			// Not a key approvebot writes: drop it rather than guess whose it was.
+			if err := tx.Bucket(bucketSessions).Delete([]byte(re.Key)); err != nil {
+				return err
+			}
+			break
+		}
+		if err := putJSON(tx.Bucket(bucketSessions), []byte(re.Key), damagedSession(name, agent, now)); err != nil {
 			return err
 		}
-		audit.Session = re.Key
+		audit.Session, audit.Agent = name, agent
 	case string(bucketAllowlist):
 		if err := tx.Bucket(bucketAllowlist).Delete([]byte(re.Key)); err != nil {
 			return err

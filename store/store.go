@@ -46,8 +46,9 @@ var (
 	keySchema = []byte("schema_version")
 )
 
-// SchemaVersion is the layout this code reads and writes.
-const SchemaVersion = 1
+// SchemaVersion is the layout this code reads and writes. Files of an older version are
+// migrated at open (migrate.go); a newer one is refused.
+const SchemaVersion = 2
 
 const maxBatch = 512
 
@@ -182,8 +183,12 @@ func Open(path string, opts Options) (*Store, error) {
 				if len(v) != 4 {
 					return &DamageError{Bucket: "meta", Detail: fmt.Sprintf("the schema version is %d bytes, not 4", len(v))}
 				}
-				if got := binary.BigEndian.Uint32(v); got != SchemaVersion {
+				got := binary.BigEndian.Uint32(v)
+				if got > SchemaVersion {
 					return fmt.Errorf("database schema version %d, this approvebot reads version %d", got, SchemaVersion)
+				}
+				if got < SchemaVersion {
+					return migrate(tx, got, opts.Now())
 				}
 				return nil
 			}
@@ -427,13 +432,6 @@ func putJSON(b *bolt.Bucket, key []byte, v any) error {
 	return b.Put(key, raw)
 }
 
-func pairKey(a, b string) []byte {
-	k := make([]byte, 0, len(a)+1+len(b))
-	k = append(k, a...)
-	k = append(k, 0)
-	return append(k, b...)
-}
-
 // auditKey is time-ordered: 8 bytes of big-endian Unix nanoseconds, then the bucket's
 // sequence, so two entries in the same nanosecond keep their order.
 func auditKey(t time.Time, seq uint64) []byte {
@@ -455,85 +453,6 @@ func (s *Store) appendAudit(tx *bolt.Tx, e approval.AuditEntry) error {
 	}
 	e.Seq = seq
 	return putJSON(b, auditKey(e.Time, seq), e)
-}
-
-// --- ledger.Store and lookups ---
-
-// readSession reads a session's record. A damaged record reads as a paused session with a
-// *RecordError: readers go on with that, writers quarantine it first (s.session).
-func (s *Store) readSession(tx *bolt.Tx, name string) (ledger.Session, error) {
-	var sess ledger.Session
-	if _, err := getJSON(tx.Bucket(bucketSessions), bucketSessions, []byte(name), &sess); err != nil {
-		return damagedSession(name, s.now().UTC()), err
-	}
-	sess.Name = name
-	return sess, nil
-}
-
-// sessionIn reads a session inside a write transaction, quarantining a damaged record.
-func (s *Store) sessionIn(tx *bolt.Tx, name string) (ledger.Session, error) {
-	sess, err := s.readSession(tx, name)
-	if re := asRecordError(err); re != nil {
-		return sess, s.quarantineIn(tx, re)
-	}
-	return sess, err
-}
-
-// readOnly passes a damaged record met by a read to the background quarantine: the read
-// goes on with the record's stand-in.
-func (s *Store) readOnly(err error) error {
-	if re := asRecordError(err); re != nil {
-		s.quarantineLater(re)
-		return nil
-	}
-	return err
-}
-
-// Session returns a session's memory (zero value when unknown).
-func (s *Store) Session(_ context.Context, name string) (ledger.Session, error) {
-	var sess ledger.Session
-	err := s.view("sessions", func(tx *bolt.Tx) error {
-		var err error
-		sess, err = s.readSession(tx, name)
-		return s.readOnly(err)
-	})
-	return sess, err
-}
-
-// HasGrant reports a session grant for the fingerprint.
-func (s *Store) HasGrant(_ context.Context, session, fp string) (bool, error) {
-	var ok bool
-	err := s.view("grants", func(tx *bolt.Tx) error {
-		ok = tx.Bucket(bucketGrants).Get(pairKey(session, fp)) != nil
-		return nil
-	})
-	return ok, err
-}
-
-// IsDenied reports a ledgered human denial of the fingerprint in the session.
-func (s *Store) IsDenied(_ context.Context, session, fp string) (bool, error) {
-	var ok bool
-	err := s.view("denials", func(tx *bolt.Tx) error {
-		ok = tx.Bucket(bucketDenials).Get(pairKey(session, fp)) != nil
-		return nil
-	})
-	return ok, err
-}
-
-// Lookup reads the session, grant and denial in one transaction.
-func (s *Store) Lookup(_ context.Context, session, fp string) (ledger.Lookup, error) {
-	var l ledger.Lookup
-	err := s.view("sessions, grants and denials", func(tx *bolt.Tx) error {
-		var err error
-		if l.Session, err = s.readSession(tx, session); s.readOnly(err) != nil {
-			return err
-		}
-		k := pairKey(session, fp)
-		l.Granted = tx.Bucket(bucketGrants).Get(k) != nil
-		l.Denied = tx.Bucket(bucketDenials).Get(k) != nil
-		return nil
-	})
-	return l, err
 }
 
 // --- requests ---
@@ -664,8 +583,12 @@ func (s *Store) Resolve(ctx context.Context, id string, res approval.Resolution,
 		}
 		r.State, r.Outcome, r.Source = apply.State, apply.Outcome, apply.Source
 		r.Allowed = apply.Outcome.Allows() && apply.State == approval.StateAllowed
+		r.Explicit = r.Allowed && apply.Explicit
 		r.DecidedBy, r.Reason, r.Message, r.DecidedAt = apply.DecidedBy, apply.Reason, apply.Message, apply.DecidedAt
-		if err := s.applyEffects(tx, &r, effects); err != nil {
+		if err := s.applySessionEffects(tx, &r, effects); err != nil {
+			return err
+		}
+		if err := persistAllowlist(tx, &r, effects.Allowlist); err != nil {
 			return err
 		}
 		if err := putJSON(tx.Bucket(bucketRequests), []byte(id), r); err != nil {
@@ -685,42 +608,6 @@ func (s *Store) Resolve(ctx context.Context, id string, res approval.Resolution,
 		return nil
 	})
 	return out, won, err
-}
-
-// AllowlistItem is a persisted "allow always" entry with its provenance.
-type AllowlistItem = approval.AllowlistItem
-
-func (s *Store) applyEffects(tx *bolt.Tx, r *approval.Request, eff ledger.Effects) error {
-	at, _ := r.DecidedAt.MarshalBinary()
-	k := pairKey(r.Session, r.Fingerprint)
-	if eff.Grant {
-		if err := tx.Bucket(bucketGrants).Put(k, at); err != nil {
-			return err
-		}
-	}
-	if eff.Denial {
-		if err := tx.Bucket(bucketDenials).Put(k, at); err != nil {
-			return err
-		}
-		sess, err := s.sessionIn(tx, r.Session)
-		if err != nil {
-			return err
-		}
-		sess.Denials++
-		if eff.PauseAfter > 0 && sess.Denials >= eff.PauseAfter && !sess.Paused {
-			sess.Paused, sess.PausedAt = true, r.DecidedAt
-		}
-		if err := putJSON(tx.Bucket(bucketSessions), []byte(r.Session), sess); err != nil {
-			return err
-		}
-	}
-	for _, p := range eff.Allowlist {
-		rec := AllowlistItem{Pattern: p, AddedBy: r.DecidedBy, RequestID: r.ID, AddedAt: r.DecidedAt}
-		if err := putJSON(tx.Bucket(bucketAllowlist), []byte(p), rec); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // AddCard records a posted card and returns the request after the write.
@@ -743,45 +630,6 @@ func (s *Store) AddCard(ctx context.Context, id string, ref approval.CardRef) (a
 		r.Cards = append(r.Cards, ref)
 		out = r
 		return putJSON(tx.Bucket(bucketRequests), []byte(id), r)
-	})
-	return out, err
-}
-
-// --- sessions ---
-
-// PutSession writes a session's settings, with an optional audit entry.
-func (s *Store) PutSession(ctx context.Context, sess ledger.Session, audit *approval.AuditEntry) error {
-	return s.write(ctx, false, func(tx *bolt.Tx) error {
-		cur, err := s.sessionIn(tx, sess.Name)
-		if err != nil {
-			return err
-		}
-		// Counters are owned by decisions; settings never overwrite them.
-		cur.Tier, cur.Unattended, cur.Parent = sess.Tier, sess.Unattended, sess.Parent
-		if err := putJSON(tx.Bucket(bucketSessions), []byte(sess.Name), cur); err != nil {
-			return err
-		}
-		if audit != nil {
-			return s.appendAudit(tx, *audit)
-		}
-		return nil
-	})
-}
-
-// Unpause lifts the pause and resets the denial count.
-func (s *Store) Unpause(ctx context.Context, name string, audit approval.AuditEntry) (ledger.Session, error) {
-	var out ledger.Session
-	err := s.write(ctx, false, func(tx *bolt.Tx) error {
-		sess, err := s.sessionIn(tx, name)
-		if err != nil {
-			return err
-		}
-		sess.Paused, sess.PausedAt, sess.Denials = false, time.Time{}, 0
-		out = sess
-		if err := putJSON(tx.Bucket(bucketSessions), []byte(name), sess); err != nil {
-			return err
-		}
-		return s.appendAudit(tx, audit)
 	})
 	return out, err
 }
@@ -842,70 +690,4 @@ func (s *Store) Audit(_ context.Context, q approval.AuditQuery) ([]approval.Audi
 		err = &approval.SkippedError{Records: skipped}
 	}
 	return out, err
-}
-
-// --- persisted allowlist ---
-
-// reloadAllowlist reads the persisted entries into memory. A damaged entry is left out (it
-// allows nothing) and quarantined.
-func (s *Store) reloadAllowlist() error {
-	var entries []policy.AllowlistEntry
-	err := s.view("allowlist", func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketAllowlist).ForEach(func(k, v []byte) error {
-			var r AllowlistItem
-			if err := json.Unmarshal(v, &r); err != nil {
-				s.quarantineLater(&RecordError{Bucket: string(bucketAllowlist), Key: string(k), Raw: append([]byte(nil), v...), Err: err})
-				return nil
-			}
-			entries = append(entries, policy.AllowlistEntry{Pattern: r.Pattern, Agent: r.Agent})
-			return nil
-		})
-	})
-	if err != nil {
-		return err
-	}
-	s.allow.Store(&entries)
-	return nil
-}
-
-// AllowlistEntries returns the persisted entries (implements policy.PersistedAllowlist).
-func (s *Store) AllowlistEntries() []policy.AllowlistEntry {
-	if p := s.allow.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// ListAllowlist returns the persisted entries with who added them.
-func (s *Store) ListAllowlist(_ context.Context) ([]AllowlistItem, error) {
-	var out []AllowlistItem
-	err := s.view("allowlist", func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketAllowlist).ForEach(func(k, v []byte) error {
-			var r AllowlistItem
-			if err := json.Unmarshal(v, &r); err != nil {
-				s.quarantineLater(&RecordError{Bucket: string(bucketAllowlist), Key: string(k), Raw: append([]byte(nil), v...), Err: err})
-				return nil
-			}
-			out = append(out, r)
-			return nil
-		})
-	})
-	return out, err
-}
-
-// RevokeAllowlist removes a persisted entry; it reports whether one existed.
-func (s *Store) RevokeAllowlist(ctx context.Context, pattern string, audit approval.AuditEntry) (bool, error) {
-	var existed bool
-	err := s.write(ctx, true, func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketAllowlist)
-		existed = b.Get([]byte(pattern)) != nil
-		if !existed {
-			return nil
-		}
-		if err := b.Delete([]byte(pattern)); err != nil {
-			return err
-		}
-		return s.appendAudit(tx, audit)
-	})
-	return existed, err
 }

@@ -33,7 +33,7 @@ func open(t *testing.T) *Store {
 
 func pending(id, session, fp string) *approval.Request {
 	now := time.Now().UTC()
-	return &approval.Request{ID: id, State: approval.StatePending, Session: session, Fingerprint: fp, CreatedAt: now, ExpiresAt: now.Add(time.Minute)}
+	return &approval.Request{ID: id, State: approval.StatePending, Agent: "a", Session: session, Fingerprint: fp, CreatedAt: now, ExpiresAt: now.Add(time.Minute)}
 }
 
 func human(outcome approval.Outcome) approval.Resolution {
@@ -116,7 +116,7 @@ func TestResolveIsCompareAndSet(t *testing.T) {
 	if len(entries) != 2 {
 		t.Fatalf("%d audit entries, want request + one decision", len(entries))
 	}
-	sess, _ := s.Session(ctx, "s")
+	sess, _ := s.Session(ctx, "a", "s")
 	if sess.Denials > 1 {
 		t.Fatalf("denials counted %d times", sess.Denials)
 	}
@@ -139,7 +139,7 @@ func TestResolveAfterDeadlineTimesOut(t *testing.T) {
 	if got.Outcome != approval.OutcomeTimeout || got.Allowed {
 		t.Fatalf("late allow became %s allowed=%v", got.Outcome, got.Allowed)
 	}
-	if ok, _ := s.HasGrant(ctx, "s", "fp"); ok {
+	if ok, _ := s.HasGrant(ctx, "a", "s", "fp"); ok {
 		t.Fatal("a late allow_session stored a grant")
 	}
 }
@@ -152,7 +152,7 @@ func TestDenialsPauseAtThreshold(t *testing.T) {
 		fp := fmt.Sprintf("fp%d", i)
 		s.Create(ctx, pending(id, "s", fp), approval.AuditEntry{})
 		s.Resolve(ctx, id, human(approval.OutcomeDeny), ledger.EffectsOf(approval.OutcomeDeny, approval.SourceHuman, 3, nil))
-		l, _ := s.Lookup(ctx, "s", fp)
+		l, _ := s.Lookup(ctx, "a", "s", fp)
 		if !l.Denied {
 			t.Fatalf("denial %d not ledgered", i)
 		}
@@ -160,13 +160,14 @@ func TestDenialsPauseAtThreshold(t *testing.T) {
 			t.Fatalf("after %d denials paused=%v", i+1, l.Session.Paused)
 		}
 	}
-	sess, err := s.Unpause(ctx, "s", approval.AuditEntry{Event: approval.EventUnpause})
-	if err != nil || sess.Paused || sess.Denials != 0 {
-		t.Fatalf("unpause: %+v %v", sess, err)
+	recs, err := s.Unpause(ctx, "a", "s", approval.AuditEntry{Event: approval.EventUnpause})
+	if err != nil || len(recs.Agents) != 1 || recs.Agents[0].Paused || recs.Agents[0].Denials != 0 {
+		t.Fatalf("unpause: %+v %v", recs, err)
 	}
 	// Settings writes never reset the counters.
-	s.PutSession(ctx, ledger.Session{Name: "s", Tier: "ask"}, nil)
-	l, _ := s.Lookup(ctx, "s", "fp0")
+	tier := "ask"
+	s.UpdateSession(ctx, "a", "s", ledger.Settings{Tier: &tier}, approval.AuditEntry{Event: approval.EventSession})
+	l, _ := s.Lookup(ctx, "a", "s", "fp0")
 	if !l.Denied || l.Session.Tier != "ask" {
 		t.Fatalf("lookup after settings: %+v", l)
 	}
@@ -180,7 +181,7 @@ func TestTimeoutAndCancelAreNotLedgered(t *testing.T) {
 		s.Create(ctx, pending(id, "s", "fp-"+id), approval.AuditEntry{})
 		res := approval.Resolution{State: approval.StateDenied, Outcome: o, Source: approval.SourceTimeout, DecidedAt: time.Now()}
 		s.Resolve(ctx, id, res, ledger.EffectsOf(o, res.Source, 1, nil))
-		l, _ := s.Lookup(ctx, "s", "fp-"+id)
+		l, _ := s.Lookup(ctx, "a", "s", "fp-"+id)
 		if l.Denied || l.Session.Denials != 0 || l.Session.Paused {
 			t.Fatalf("%s was ledgered: %+v", o, l)
 		}
@@ -255,9 +256,9 @@ func TestAllowlistPersistAndRevoke(t *testing.T) {
 	if e := s.AllowlistEntries(); len(e) != 1 || e[0].Pattern != "/usr/bin/make" {
 		t.Fatalf("entries %+v", e)
 	}
-	ok, err := s.RevokeAllowlist(ctx, "/usr/bin/make", approval.AuditEntry{Event: approval.EventAllowlist})
-	if !ok || err != nil {
-		t.Fatalf("revoke %v %v", ok, err)
+	revoked, err := s.RevokeAllowlist(ctx, AllowlistSelector{Pattern: "/usr/bin/make"}, approval.AuditEntry{Event: approval.EventAllowlist})
+	if len(revoked) != 1 || err != nil {
+		t.Fatalf("revoke %v %v", revoked, err)
 	}
 	if e := s.AllowlistEntries(); len(e) != 0 {
 		t.Fatalf("revoked entry still served: %+v", e)

@@ -35,6 +35,7 @@ var agServerOpts = testserver.Options{Server: `approval_timeout = "` + agTimeout
 const (
 	agDoNotRetry     = "Do not retry it, rewrite it, or achieve the same result another way."
 	agAllowedPolicy  = "Allowed by policy (tier.auto)."
+	agAllowedSafe    = "Allowed by policy (exec.allowlist)."
 	agAllowedOnce    = "Allowed by operator (allow_once)."
 	agAllowedGrant   = "Allowed: a human allowed this exact call for this session."
 	agTimedOut       = "Refused: no human answered within " + agTimeout + ". Treat this as a refusal."
@@ -285,9 +286,26 @@ func TestHookClaudeCode(t *testing.T) {
 		}
 	}
 
-	t.Run("allow by policy", func(t *testing.T) {
+	// Input the hook cannot use: a denial, and exit code 2 with the reason on stderr, which
+	// Claude Code (and every other agent) also reads as a refusal.
+	refused := func(t *testing.T, stdin, why string, extra ...string) {
+		t.Helper()
+		p := agStart(t, env, stdin, append([]string{"hook", "claude-code"}, extra...)...)
+		out, code := p.wait(t)
+		if code != 2 || strings.TrimSpace(p.stderr.String()) != agFailure(why) {
+			t.Fatalf("exit %d, stderr %q", code, p.stderr.String())
+		}
+		check(t, out, agHookOut("deny", agFailure(why)))
+	}
+	t.Run("explicit allow by the policy", func(t *testing.T) {
 		t.Parallel()
-		check(t, hook(t, agHookIn("cc-read", "Read", map[string]any{"file_path": "/etc/hosts"})), agHookOut("allow", agAllowedPolicy))
+		check(t, hook(t, agHookIn("cc-ls", "Bash", agBash("ls -la", "List"))), agHookOut("allow", agAllowedSafe))
+	})
+	t.Run("tier default gives no decision", func(t *testing.T) {
+		t.Parallel()
+		// Read is read-only and allowed by the tier alone: Claude Code's own rules decide.
+		check(t, hook(t, agHookIn("cc-read", "Read", map[string]any{"file_path": "/etc/hosts"})), "")
+		check(t, hook(t, agHookIn("cc-write", "Write", map[string]any{"file_path": "/work/project/x", "content": "y"})), "")
 	})
 	t.Run("allow by a human", func(t *testing.T) {
 		t.Parallel()
@@ -339,7 +357,7 @@ func TestHookClaudeCode(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "paused false, denials 0") {
 			t.Fatalf("session unpause: %d %q", code, out)
 		}
-		check(t, hook(t, agHookIn(sess, "Read", map[string]any{"file_path": "/etc/hosts"})), agHookOut("allow", agAllowedPolicy))
+		check(t, hook(t, agHookIn(sess, "Read", map[string]any{"file_path": "/etc/hosts"})), "")
 	})
 	t.Run("session mapping", func(t *testing.T) {
 		t.Parallel()
@@ -382,30 +400,31 @@ func TestHookClaudeCode(t *testing.T) {
 	})
 	t.Run("bad flag", func(t *testing.T) {
 		t.Parallel()
-		check(t, hook(t, agHookIn("cc-flag", "Read", map[string]any{}), "-nope"), agHookOut("deny", agFailure("bad hook flags: flag provided but not defined: -nope")))
+		refused(t, agHookIn("cc-flag", "Read", map[string]any{}), "bad hook flags: flag provided but not defined: -nope", "-nope")
 	})
 
 	garbage := []struct{ name, stdin, why string }{
 		{"text", "garbage", "hook input is not a JSON object: invalid character 'g' looking for beginning of value"},
-		{"empty", "", "empty hook input on stdin"},
+		{"empty", "", "empty hook input"},
 		{"array", `[{"tool_name":"Bash"}]`, "hook input is not a JSON object: not a JSON object"},
 		{"truncated", `{"session_id":"x","tool_name":"Ba`, "hook input is not a JSON object: unexpected EOF"},
-		{"empty object", `{}`, "hook input has no tool_name"},
+		{"empty object", `{}`, "hook input has no tool_input"},
+		{"no tool_name", `{"session_id":"x","tool_input":{}}`, "hook input has no tool name"},
 		{"no tool_input", `{"session_id":"x","tool_name":"Bash"}`, "hook input has no tool_input"},
 		{"tool_input a string", `{"session_id":"x","tool_name":"Bash","tool_input":"rm -rf /"}`, "tool_input is not a JSON object: not a JSON object"},
 		{"tool_input null", `{"session_id":"x","tool_name":"Bash","tool_input":null}`, "tool_input is not a JSON object: not a JSON object"},
 		{"Bash without command", `{"session_id":"x","tool_name":"Bash","tool_input":{"description":"x"}}`, "Bash call without a command string"},
 		{"Bash command not a string", `{"session_id":"x","tool_name":"Bash","tool_input":{"command":["rm","-rf"]}}`, "Bash call without a command string"},
 		{"duplicate command", `{"session_id":"x","tool_name":"Bash","tool_input":{"command":"ls","command":"rm -rf ~"}}`, `hook input is not a JSON object: duplicate key "command"`},
-		{"session_id a number", `{"session_id":7,"tool_name":"Bash","tool_input":{"command":"ls"}}`, "hook input: json: cannot unmarshal number into Go struct field hookInput.session_id of type string"},
-		{"no session", `{"tool_name":"Read","tool_input":{"file_path":"/x"}}`, "hook input has no session_id (give -session)"},
-		{"another event", `{"session_id":"x","hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{}}`, `hook event "PostToolUse": approvebot answers PreToolUse only`},
+		{"session_id a number", `{"session_id":7,"tool_name":"Bash","tool_input":{"command":"ls"}}`, "hook input: json: cannot unmarshal number into Go struct field claudeInput.session_id of type string"},
+		{"no session", `{"tool_name":"Read","tool_input":{"file_path":"/x"}}`, "hook input has no session id"},
+		{"another event", `{"session_id":"x","hook_event_name":"PostToolUse","tool_name":"Read","tool_input":{}}`, `hook event "PostToolUse": approvebot answers PreToolUse and PermissionRequest`},
 		{"invalid utf-8", "{\"session_id\":\"x\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls \xff\"}}", "hook input is not a JSON object: invalid UTF-8"},
 	}
 	for _, g := range garbage {
 		t.Run("garbage on stdin/"+g.name, func(t *testing.T) {
 			t.Parallel()
-			check(t, hook(t, g.stdin), agHookOut("deny", agFailure(g.why)))
+			refused(t, g.stdin, g.why)
 		})
 	}
 	for _, g := range agGarbageServers(t) {
@@ -418,11 +437,12 @@ func TestHookClaudeCode(t *testing.T) {
 			check(t, out, agHookOut("deny", agFailure(g.why)))
 		})
 	}
-	t.Run("unknown hook kind blocks", func(t *testing.T) {
+	t.Run("unknown agent blocks", func(t *testing.T) {
 		t.Parallel()
-		out, code := agRun(t, env, agHookIn("cc-kind", "Read", map[string]any{}), "hook", "cursor")
-		if code != 2 || out != agHookOut("deny", "approvebot hook: unknown hook kind; the call is refused.") {
-			t.Fatalf("exit %d, %q", code, out)
+		p := agStart(t, env, agHookIn("cc-kind", "Read", map[string]any{}), "hook", "claude")
+		out, code := p.wait(t)
+		if code != 2 || out != "" || !strings.Contains(p.stderr.String(), `unknown agent "claude": the call is refused`) {
+			t.Fatalf("exit %d, %q, stderr %q", code, out, p.stderr.String())
 		}
 	})
 }
@@ -602,11 +622,32 @@ func TestMCPApprovalPrompt(t *testing.T) {
 			t.Fatalf("tool %+v", tool)
 		}
 	})
-	t.Run("allow echoes the input", func(t *testing.T) {
+	t.Run("explicit allow echoes the input", func(t *testing.T) {
 		t.Parallel()
-		m := agMCPStart(t, env, "-session", "mcp-read")
-		check(t, m.approve(`{"tool_name":"Read","input":{"file_path":"/etc/hosts","limit":10,"offset":1.50},"tool_use_id":"t1"}`),
-			`{"behavior":"allow","updatedInput":{"file_path":"/etc/hosts","limit":10,"offset":1.50}}`)
+		m := agMCPStart(t, env, "-session", "mcp-ls")
+		check(t, m.approve(`{"tool_name":"Bash","input":{"command":"ls -la","description":"List <files> & more","timeout":1.50},"tool_use_id":"t1"}`),
+			`{"behavior":"allow","updatedInput":{"command":"ls -la","description":"List <files> & more","timeout":1.50}}`)
+	})
+	t.Run("a tier-default allow goes to a human", func(t *testing.T) {
+		t.Parallel()
+		// Claude Code calls the tool when it would ask a person: approvebot asks one.
+		m := agMCPStart(t, env, "-session", "mcp-write")
+		got := make(chan string, 1)
+		go func() {
+			got <- m.approve(agPrompt("Write", map[string]any{"file_path": "/work/project/a", "content": "b"}))
+		}()
+		id, _ := agPending(t, s, "mcp-write")
+		agDecide(t, s, id, "allow_once", "")
+		check(t, <-got, `{"behavior":"allow","updatedInput":{"content":"b","file_path":"/work/project/a"}}`)
+	})
+	t.Run("Claude Code's session id", func(t *testing.T) {
+		t.Parallel()
+		m := agMCPStart(t, agEnv(s.URL, testserver.AgentToken, "CLAUDE_CODE_SESSION_ID=mcp-claude-session"))
+		got := make(chan string, 1)
+		go func() { got <- m.approve(agPrompt("Bash", agBash("make claude-session", ""))) }()
+		id, _ := agPending(t, s, "mcp-claude-session")
+		agDecide(t, s, id, "deny", "no")
+		check(t, <-got, agMCPDeny(agDenied("no")))
 	})
 	t.Run("allow by a human", func(t *testing.T) {
 		t.Parallel()
@@ -706,7 +747,8 @@ func TestMCPApprovalPrompt(t *testing.T) {
 		t.Parallel()
 		m := agMCPStart(t, env, "-session", "mcp-garbage")
 		for _, g := range []struct{ args, why string }{
-			{`{}`, "invalid tool_name"},
+			{`{}`, "input is not a JSON object: empty answer"},
+			{`{"input":{}}`, "hook input has no tool name"},
 			{`{"tool_name":"Bash"}`, "input is not a JSON object: empty answer"},
 			{`{"tool_name":"Bash","input":"rm -rf /"}`, "input is not a JSON object: not a JSON object"},
 			{`{"tool_name":"Bash","input":null}`, "input is not a JSON object: not a JSON object"},
@@ -717,7 +759,7 @@ func TestMCPApprovalPrompt(t *testing.T) {
 		} {
 			check(t, m.approve(g.args), agMCPDeny(agFailure(g.why)))
 		}
-		check(t, m.approve(agPrompt("Read", map[string]any{"file_path": "/etc/hosts"})), `{"behavior":"allow","updatedInput":{"file_path":"/etc/hosts"}}`)
+		check(t, m.approve(agPrompt("Bash", map[string]any{"command": "ls"})), `{"behavior":"allow","updatedInput":{"command":"ls"}}`)
 	})
 	t.Run("garbage on stdin", func(t *testing.T) {
 		t.Parallel()
@@ -856,11 +898,12 @@ func TestAskAndExec(t *testing.T) {
 	t.Run("exec allowed passes the exit status through", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		p := agStart(t, env, "", "exec", "-session", "exec-ok", "-cwd", dir, "--", "sh", "-c", "echo ran > marker; echo out; exit 3")
+		// sleep is no safe bin: the command asks (writes inside the cwd alone would not).
+		p := agStart(t, env, "", "exec", "-session", "exec-ok", "-cwd", dir, "--", "sh", "-c", "echo ran > marker; sleep 0; echo out; exit 3")
 		id, summary := agPending(t, s, "exec-ok")
 		sh, _ := exec.LookPath("sh")
 		sh, _ = filepath.Abs(sh)
-		if summary != sh+" -c 'echo ran > marker; echo out; exit 3'" {
+		if summary != sh+" -c 'echo ran > marker; sleep 0; echo out; exit 3'" {
 			t.Errorf("summary %q (the absolute path of what runs)", summary)
 		}
 		agDecide(t, s, id, "allow_once", "")
@@ -902,8 +945,12 @@ func TestAskAndExec(t *testing.T) {
 	t.Run("operator commands", func(t *testing.T) {
 		t.Parallel()
 		out, code := agRun(t, opEnv, "", "session", "set", "op-sess", "-tier", "ask", "-unattended=true")
-		if code != 0 || out != "session op-sess: tier ask, unattended true, paused false, denials 0\n" {
+		if code != 0 || !strings.HasPrefix(out, "session op-sess for every agent: tier ask, unattended true\n") || !strings.Contains(out, "no agent was given") {
 			t.Fatalf("session set: %d %q", code, out)
+		}
+		out, code = agRun(t, opEnv, "", "session", "set", "op-sess", "-agent", "agent2", "-tier", "auto")
+		if code != 0 || out != "session op-sess of agent agent2: tier auto, unattended true, paused false, denials 0\n" {
+			t.Fatalf("session set -agent: %d %q", code, out)
 		}
 		out, code = agRun(t, env, "", "ask", "-session", "op-sess", "--", "make x")
 		if code != exitDenied || out != agUnattendedText+"\n" {

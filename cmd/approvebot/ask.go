@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -28,13 +27,8 @@ const (
 )
 
 func cmdAsk(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: approvebot ask [flags] -- COMMAND…   (or -tool T -args '{…}')")
-		fmt.Fprintln(stderr, "Asks a running approvebot and waits. Exit 0 allowed, 77 denied, 124 timed out, 69 error, 2 usage.")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("ask", "ask [flags] -- COMMAND…   |   ask [flags] -tool TOOL -args '{…}'\n"+
+		"Exit 0 allowed, 77 denied, 124 timed out, 69 no decision, 2 usage.", stderr)
 	var af agentFlags
 	af.register(fs, "session (default $"+client.EnvSession+", else cli-$USER)")
 	reason := fs.String("reason", "", "why the agent wants this (shown to the human as the agent's claim)")
@@ -43,7 +37,7 @@ func cmdAsk(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	argsJSON := fs.String("args", "", "tool arguments as a JSON object (instead of a COMMAND)")
 	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	if err := fs.Parse(args); err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	var callArgs map[string]any
 	switch {
@@ -85,21 +79,16 @@ func cmdAsk(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 }
 
 func cmdExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: approvebot exec [flags] -- PROGRAM [ARGS…]")
-		fmt.Fprintln(stderr, "Asks a running approvebot and runs PROGRAM (no shell) only when allowed, passing its exit status through.")
-		fmt.Fprintln(stderr, "Refused: 77 denied, 124 timed out, 69 error; 126 could not start, 127 not found, 2 usage.")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("exec", "exec [flags] -- PROGRAM [ARGS…]\n"+
+		"Runs PROGRAM (no shell) only when allowed and passes its exit status through. Refused: 77 denied,\n"+
+		"124 timed out, 69 no decision; 126 could not start, 127 not found, 2 usage.", stderr)
 	var af agentFlags
 	af.register(fs, "session (default $"+client.EnvSession+", else cli-$USER)")
 	reason := fs.String("reason", "", "why the agent wants this (shown to the human as the agent's claim)")
 	cwd := fs.String("cwd", "", "directory to run in (default: this directory)")
 	tool := fs.String("tool", "bash", "shell tool name the command is asked as")
 	if err := fs.Parse(args); err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
@@ -134,7 +123,7 @@ func (af *agentFlags) ask(ctx context.Context, a client.Ask) client.Result {
 		a.Session = defaultSession()
 	}
 	a.Unattended = af.unattended
-	a.Tier = af.tier
+	a.Tier = stricterTier(a.Tier, af.tier)
 	c, err := af.getClient()
 	if err != nil {
 		return client.Result{Verdict: client.VerdictError, Err: err, Message: client.FailureMessage(err)}
@@ -145,6 +134,22 @@ func (af *agentFlags) ask(ctx context.Context, a client.Ask) client.Result {
 		defer cancel()
 	}
 	return c.Ask(ctx, a)
+}
+
+// stricterTier is the stricter of two exec tiers ("" is no tier): ask > auto > full.
+func stricterTier(a, b string) string {
+	rank := map[string]int{"": 0, "full": 1, "auto": 2, "ask": 3}
+	ra, oka := rank[a]
+	rb, okb := rank[b]
+	switch {
+	case !oka:
+		return a // an unknown tier is the server's to refuse
+	case !okb:
+		return b
+	case ra >= rb:
+		return a
+	}
+	return b
 }
 
 func defaultSession() string {

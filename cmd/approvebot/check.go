@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
+	"github.com/approvebot/approvebot/client"
 	"io"
 	"os"
 	"strings"
@@ -19,6 +19,7 @@ import (
 // checkResult is the one JSON object `check -json` prints; other tools parse these names.
 type checkResult struct {
 	Verdict     string               `json:"verdict"`
+	Explicit    bool                 `json:"explicit"`
 	Source      string               `json:"source"`
 	Rule        string               `json:"rule"`
 	Reason      string               `json:"reason"`
@@ -32,9 +33,16 @@ type checkResult struct {
 	Cards       render.PlatformCards `json:"cards"`
 }
 
+// check's exit codes: the verdict, or exitCheckError for a usage or config error.
+const (
+	exitCheckAsk   = 1
+	exitCheckDeny  = 2
+	exitCheckError = 3
+)
+
 func cmdCheck(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("check", "check [flags] -- 'COMMAND LINE'   |   check [flags] -tool TOOL -args '{…}'\n"+
+		"Exit 0 allow, 1 ask, 2 deny, 3 usage or config error.", stderr)
 	configPath := fs.String("config", "", "config file (TOML); empty uses the embedded defaults")
 	cwd := fs.String("cwd", "", "working directory of the call (default: this directory)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -42,36 +50,40 @@ func cmdCheck(_ context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	argsJSON := fs.String("args", "", "tool arguments as a JSON object")
 	tier := fs.String("tier", "", "exec tier to evaluate under (default: the configured one)")
 	if err := fs.Parse(args); err != nil {
-		return &exitError{code: 2}
+		return parseError(err, exitCheckError)
+	}
+	usage := func(msg string) error {
+		fs.Usage()
+		return &exitError{code: exitCheckError, msg: msg}
 	}
 	cfg, err := config.Load(*configPath)
 	if err != nil {
-		return err
+		return &exitError{code: exitCheckError, msg: err.Error()}
 	}
 	engine, err := policy.NewEngine(cfg.Policy, nil)
 	if err != nil {
-		return err
+		return &exitError{code: exitCheckError, msg: err.Error()}
 	}
 	var callArgs map[string]any
 	switch {
 	case *argsJSON != "" && fs.NArg() > 0:
-		return &exitError{code: 2, msg: "give either -args or a command after --, not both"}
+		return usage("give either -args or a command after --, not both")
 	case *argsJSON != "":
-		dec := json.NewDecoder(strings.NewReader(*argsJSON))
-		dec.UseNumber()
-		if err := dec.Decode(&callArgs); err != nil || callArgs == nil {
-			return &exitError{code: 2, msg: "-args must be a JSON object"}
+		m, err := client.StrictObject([]byte(*argsJSON))
+		if err != nil {
+			return usage("-args must be one JSON object: " + err.Error())
 		}
+		callArgs = m
 	case fs.NArg() == 1:
 		argName, ok := engine.Config().Exec.ShellTools[*tool]
 		if !ok {
-			return &exitError{code: 2, msg: fmt.Sprintf("%q is not a shell tool ([policy.exec] shell_tools); use -args", *tool)}
+			return usage(fmt.Sprintf("%q is not a shell tool ([policy.exec] shell_tools); use -args", *tool))
 		}
 		callArgs = map[string]any{argName: fs.Arg(0)}
 	case fs.NArg() > 1:
-		return &exitError{code: 2, msg: "give the command line as one argument after --, quoted"}
+		return usage("give the command line as one argument after --, quoted")
 	default:
-		return &exitError{code: 2, msg: "nothing to check: give -args '{…}' or -- 'COMMAND'"}
+		return usage("nothing to check: give -args '{…}' or -- 'COMMAND'")
 	}
 	if *cwd == "" {
 		*cwd, _ = os.Getwd()
@@ -79,20 +91,37 @@ func cmdCheck(_ context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	t := engine.GlobalTier()
 	if *tier != "" {
 		if t, err = policy.ParseTier(*tier); err != nil {
-			return &exitError{code: 2, msg: "-tier: " + err.Error()}
+			return usage("-tier: " + err.Error())
 		}
 	}
 	res, err := evaluateOffline(engine, cfg, *tool, callArgs, *cwd, t)
 	if err != nil {
-		return err
+		return &exitError{code: exitCheckError, msg: err.Error()}
 	}
-	if *asJSON {
+	if err := printCheck(stdout, res, *asJSON); err != nil {
+		return &exitError{code: exitCheckError, msg: err.Error()}
+	}
+	switch res.Verdict {
+	case policy.Allow.String():
+		return nil
+	case policy.Ask.String():
+		return &exitError{code: exitCheckAsk}
+	}
+	return &exitError{code: exitCheckDeny}
+}
+
+func printCheck(stdout io.Writer, res checkResult, asJSON bool) error {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	fmt.Fprintf(stdout, "verdict:     %s (source %s, rule %s)\n", res.Verdict, res.Source, res.Rule)
+	explicit := ""
+	if res.Explicit {
+		explicit = ", explicit"
+	}
+	fmt.Fprintf(stdout, "verdict:     %s (source %s, rule %s%s)\n", res.Verdict, res.Source, res.Rule, explicit)
 	if res.Reason != "" {
 		fmt.Fprintf(stdout, "reason:      %s\n", res.Reason)
 	}
@@ -122,9 +151,11 @@ func evaluateOffline(engine *policy.Engine, cfg *config.Config, tool string, arg
 	}
 	rec := approval.Request{ID: "", Tool: tool, Cwd: cwd, State: approval.StatePending}
 	rec.Summary, rec.Truncated, rec.Details = render.Summarize(tool, args, cmd, isShell)
-	rec.Fingerprint = gate.Fingerprint(tool, canonical, cwd)
+	if rec.Fingerprint, err = gate.CallFingerprint(tool, args, canonical, cwd, isShell); err != nil {
+		return checkResult{}, err
+	}
 	res := checkResult{
-		Verdict: ev.Verdict.String(), Source: string(ev.Source), Rule: ev.Rule, Reason: ev.Reason,
+		Verdict: ev.Verdict.String(), Explicit: ev.Verdict == policy.Allow && ev.Explicit, Source: string(ev.Source), Rule: ev.Rule, Reason: ev.Reason,
 		Summary: rec.Summary, Truncated: rec.Truncated, Fingerprint: rec.Fingerprint, Tool: tool, Tier: tier.String(),
 	}
 	if ev.Shell != nil {

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,12 +19,21 @@ type serverFlags struct {
 }
 
 func (f *serverFlags) register(fs *flag.FlagSet) {
-	def := os.Getenv(client.EnvURL)
-	if def == "" {
-		def = client.DefaultURL
-	}
-	fs.StringVar(&f.server, "server", def, "approvebot server URL (default $"+client.EnvURL+", else "+client.DefaultURL+")")
+	// The defaults live in the help text, not in the flag: the flag package prints a
+	// non-empty default once more, and an environment-derived one would be stale there.
+	fs.StringVar(&f.server, "server", "", "approvebot server URL (default $"+client.EnvURL+", else "+client.DefaultURL+")")
 	fs.StringVar(&f.tokenEnv, "token-env", client.EnvToken, "environment variable holding the API token")
+}
+
+// url is the server URL: -server, else $APPROVEBOT_URL, else the default.
+func (f *serverFlags) url() string {
+	if f.server != "" {
+		return f.server
+	}
+	if u := os.Getenv(client.EnvURL); u != "" {
+		return u
+	}
+	return client.DefaultURL
 }
 
 // client builds the API client; o tunes the agent-side waits.
@@ -32,7 +42,7 @@ func (f *serverFlags) client(o client.Options) (*client.Client, error) {
 	if strings.TrimSpace(token) == "" {
 		return nil, fmt.Errorf("no API token: environment variable %s is not set", f.tokenEnv)
 	}
-	return client.New(f.server, token, o)
+	return client.New(f.url(), token, o)
 }
 
 // agentFlags are the flags of the agent-side commands (ask, exec, hook, mcp).
@@ -52,8 +62,12 @@ type agentFlags struct {
 func (f *agentFlags) register(fs *flag.FlagSet, sessionHelp string) {
 	f.serverFlags.register(fs)
 	fs.StringVar(&f.session, "session", "", sessionHelp)
-	fs.BoolVar(&f.unattended, "unattended", envBool("APPROVEBOT_UNATTENDED"),
-		"headless run: anything a human would have to approve is refused at once (default $APPROVEBOT_UNATTENDED)")
+	f.unattended = envBool(envUnattended)
+	fs.BoolFunc("unattended", "headless run: anything a human would have to approve is refused at once (default $"+envUnattended+")", func(v string) error {
+		b, err := strconv.ParseBool(v)
+		f.unattended = b
+		return err
+	})
 	fs.StringVar(&f.tier, "tier", "", "exec tier for this call: ask|auto|full (can only tighten the server's)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "give up (refuse) after this long; 0 follows the request's approval timeout")
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", 5*time.Second, "how long to retry while the server refuses connections")
@@ -66,6 +80,9 @@ func (f *agentFlags) getClient() (*client.Client, error) {
 	})
 	return f.c, f.cerr
 }
+
+// envUnattended marks a headless run for every agent-side tool.
+const envUnattended = "APPROVEBOT_UNATTENDED"
 
 func envBool(name string) bool {
 	switch os.Getenv(name) {

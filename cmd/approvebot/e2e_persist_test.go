@@ -19,7 +19,13 @@ func TestAllowAlwaysPersistsAndRevokes(t *testing.T) {
 	}
 	touch, _ = filepath.EvalSymlinks(touch)
 	s := testserver.Start(t, testserver.Options{Config: "[policy]\nallow_always = \"persist\"\n"})
-	id := pendingID(t, s, bash("p1", "touch /tmp/approvebot-persist-a"))
+	// The entry covers running touch; what it touches must stay in the project (the cwd).
+	inProject := func(session, command string) map[string]any {
+		m := bash(session, command)
+		m["cwd"] = "/srv/project"
+		return m
+	}
+	id := pendingID(t, s, inProject("p1", "touch persist-a"))
 	code, m := decide(t, s, id, "allow_always", "")
 	if code != 200 {
 		t.Fatalf("decide: %d %v", code, m)
@@ -36,13 +42,15 @@ func TestAllowAlwaysPersistsAndRevokes(t *testing.T) {
 		t.Fatalf("persisted pattern %q, want the resolved touch (%s)", pattern, touch)
 	}
 	// Another file, another session: allowed by the persisted entry.
-	_, m = ask(t, s, bash("p2", "touch /tmp/approvebot-persist-b"))
+	_, m = ask(t, s, inProject("p2", "touch persist-b"))
 	want(t, m, "allowed", true, "source", "policy")
+	// Outside the project, the entry does not cover the effect.
+	pendingID(t, s, inProject("p2", "touch /tmp/approvebot-persist-b"))
 	// Another executable still asks.
-	pendingID(t, s, bash("p2", "mkdir /tmp/approvebot-persist-c"))
+	pendingID(t, s, inProject("p2", "mkdir persist-c"))
 	// The entry survives a restart.
 	s2 := s.Restart(t)
-	_, m = ask(t, s2, bash("p3", "touch /tmp/approvebot-persist-d"))
+	_, m = ask(t, s2, inProject("p3", "touch persist-d"))
 	want(t, m, "allowed", true, "source", "policy")
 
 	if code, m := s2.JSON(t, "DELETE", "/v1/allowlist?pattern="+url.QueryEscape(pattern), agent, nil); code != 403 {
@@ -51,5 +59,5 @@ func TestAllowAlwaysPersistsAndRevokes(t *testing.T) {
 	if code, m := s2.JSON(t, "DELETE", "/v1/allowlist?pattern="+url.QueryEscape(pattern), operator, nil); code != 200 {
 		t.Fatalf("revoke: %d %v", code, m)
 	}
-	pendingID(t, s2, bash("p3", "touch /tmp/approvebot-persist-e"))
+	pendingID(t, s2, inProject("p3", "touch persist-e"))
 }

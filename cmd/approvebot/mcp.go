@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/approvebot/approvebot/client"
+	"github.com/approvebot/approvebot/internal/hooks"
 )
 
 // mcpToolName is the one tool the MCP server exposes; Claude Code names it
@@ -32,29 +32,17 @@ const mcpInputSchema = `{
 }`
 
 func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: approvebot mcp [flags]")
-		fmt.Fprintln(stderr, "A stdio MCP server with one tool, approval_prompt, for claude --permission-prompt-tool.")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("mcp", "mcp [flags]   (JSON-RPC on stdin and stdout; claude --permission-prompt-tool mcp__approvebot__approval_prompt)", stderr)
 	var af agentFlags
-	af.register(fs, "session (default $"+client.EnvSession+", else one generated for this process)")
+	af.register(fs, "session (default $"+client.EnvSession+", else Claude Code's $"+envClaudeSession+", else one generated for this process)")
 	cwd := fs.String("cwd", "", "working directory reported with each call (default: this directory)")
 	if err := fs.Parse(args); err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if fs.NArg() > 0 {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("unexpected arguments: %q", fs.Args())}
 	}
-	session := af.session
-	if session == "" {
-		session = os.Getenv(client.EnvSession)
-	}
-	if session == "" {
-		session = "mcp-" + randomHex(8)
-	}
+	session := mcpSession(af.session)
 	dir, err := workDir(*cwd)
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
@@ -85,7 +73,10 @@ func cmdMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 }
 
 // mcpDecide answers one approval_prompt call with the JSON text Claude Code expects.
-// Every failure is a deny.
+// Claude Code calls the tool exactly when it would ask a person, so approvebot answers for
+// that person (hooks.Decide with AgentAsks): an explicit allow is an allow, a refusal a
+// deny, and anything else goes to a human. The tool has no "no decision": what is left
+// undecided is a deny. Every failure is a deny.
 func mcpDecide(ctx context.Context, af *agentFlags, session, cwd string, raw json.RawMessage, stderr io.Writer) (text string) {
 	deny := func(err error) string {
 		fmt.Fprintln(stderr, "approvebot mcp:", err)
@@ -107,26 +98,22 @@ func mcpDecide(ctx context.Context, af *agentFlags, session, cwd string, raw jso
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return deny(fmt.Errorf("arguments: %v", err))
 	}
-	if err := checkToolName(in.ToolName); err != nil {
-		return deny(err)
-	}
 	input, err := client.StrictObject(in.Input)
 	if err != nil {
 		return deny(fmt.Errorf("input is not a JSON object: %v", err))
 	}
-	a, err := claudeAsk(in.ToolName, input)
-	if err != nil {
+	call := hooks.Call{Session: session, Cwd: cwd, AgentAsks: true}
+	if call.Tool, call.Args, call.Reason, call.Facts, err = hooks.ClaudeTool(in.ToolName, input); err != nil {
 		return deny(err)
 	}
-	a.Session, a.Cwd = session, cwd
-	res := af.ask(ctx, a)
-	if !res.Allowed() {
-		if res.Err != nil {
-			fmt.Fprintln(stderr, "approvebot mcp:", res.Err)
-		}
-		return permissionJSON(false, nil, res.Message)
+	v := hooks.Decide(ctx, call, af.hookAsker(stderr))
+	switch v.Kind {
+	case hooks.Allow:
+		return permissionJSON(true, in.Input, "")
+	case hooks.Defer:
+		return permissionJSON(false, nil, "Refused: nothing in approvebot's policy allows this call and no human was asked, so it is not allowed. Treat this as a refusal.")
 	}
-	return permissionJSON(true, in.Input, "")
+	return permissionJSON(false, nil, v.Message)
 }
 
 // permissionJSON is the permission-prompt answer. updatedInput is required on allow: it
@@ -155,6 +142,21 @@ func permissionJSON(allow bool, input json.RawMessage, message string) string {
 		return `{"behavior":"deny","message":"Refused: approvebot could not encode its answer."}`
 	}
 	return string(bytes.TrimRight(out.Bytes(), "\n"))
+}
+
+// envClaudeSession is the session id Claude Code gives the stdio MCP servers it starts (the
+// session_id its hooks see), so a grant made through the hook holds here too.
+const envClaudeSession = "CLAUDE_CODE_SESSION_ID"
+
+// mcpSession is the session of the permission tool: -session, else $APPROVEBOT_SESSION,
+// else Claude Code's session id, else one for this process.
+func mcpSession(flagValue string) string {
+	for _, s := range []string{flagValue, os.Getenv(client.EnvSession), os.Getenv(envClaudeSession)} {
+		if s != "" {
+			return s
+		}
+	}
+	return "mcp-" + randomHex(8)
 }
 
 type nopWriteCloser struct{ io.Writer }

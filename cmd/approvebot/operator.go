@@ -12,7 +12,11 @@ import (
 	"time"
 
 	"github.com/approvebot/approvebot/client"
+	"github.com/approvebot/approvebot/core/render"
 )
+
+// maxCwdChars is more than any cwd the server accepts (4096 bytes).
+const maxCwdChars = 4096
 
 // The operator commands talk to a running server with an operator token.
 
@@ -21,9 +25,8 @@ type operatorFlags struct {
 	timeout time.Duration
 }
 
-func newOperatorFlags(name string, stderr io.Writer) (*flag.FlagSet, *operatorFlags) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func newOperatorFlags(name, usage string, stderr io.Writer) (*flag.FlagSet, *operatorFlags) {
+	fs := newFlagSet(name, usage, stderr)
 	of := &operatorFlags{}
 	of.register(fs)
 	fs.DurationVar(&of.timeout, "timeout", 30*time.Second, "give up after this long")
@@ -60,18 +63,17 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	return pos, nil
 }
 
-func usageError(fs *flag.FlagSet, stderr io.Writer, usage, msg string) error {
-	fmt.Fprintln(stderr, "usage: approvebot "+usage)
-	fs.PrintDefaults()
+func usageError(fs *flag.FlagSet, _ io.Writer, _, msg string) error {
+	fs.Usage()
 	return &exitError{code: exitUsage, msg: msg}
 }
 
 func cmdPending(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs, of := newOperatorFlags("pending", stderr)
+	fs, of := newOperatorFlags("pending", "pending [flags]", stderr)
 	asJSON := fs.Bool("json", false, "print {\"requests\":[…]}")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) > 0 {
 		return usageError(fs, stderr, "pending [flags]", "pending takes no arguments")
@@ -94,14 +96,17 @@ func cmdPending(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	}
 	now := time.Now()
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGE\tEXPIRES IN\tSESSION\tAGENT\tTOOL\tSUMMARY")
+	// The directory and the agent's own reason are columns of their own, never part of the
+	// summary: a human must see where "rm -rf ./build" runs, and whose words the reason is.
+	fmt.Fprintln(tw, "ID\tAGE\tEXPIRES IN\tSESSION\tAGENT\tTOOL\tCWD\tSUMMARY\tAGENT'S REASON (ITS OWN WORDS)")
 	for _, r := range list {
 		expires := "-"
 		if !r.ExpiresAt.IsZero() {
 			expires = roundDur(r.ExpiresAt.Sub(now))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, roundDur(now.Sub(r.CreatedAt)), expires,
-			client.Printable(r.Session, 40), client.Printable(r.Agent, 30), client.Printable(r.Tool, 40), client.Printable(r.Summary, 200))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, roundDur(now.Sub(r.CreatedAt)), expires,
+			client.Printable(r.Session, 40), client.Printable(r.Agent, 30), client.Printable(r.Tool, 40),
+			orDash(render.CutMiddle(client.Printable(r.Cwd, maxCwdChars), 120)), client.Printable(r.Summary, 200), orDash(client.Printable(r.AgentReason, 200)))
 	}
 	return tw.Flush()
 }
@@ -122,12 +127,12 @@ var decisionOutcomes = map[string]string{
 }
 
 func cmdDecide(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs, of := newOperatorFlags("decide", stderr)
-	asJSON := fs.Bool("json", false, "print the decided request object")
 	const usage = "decide [flags] ID allow|allow-session|allow-always|deny [REASON…]"
+	fs, of := newOperatorFlags("decide", usage, stderr)
+	asJSON := fs.Bool("json", false, "print the decided request object")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) < 2 {
 		return usageError(fs, stderr, usage, "give a request id and an outcome")
@@ -154,7 +159,7 @@ func cmdDecide(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 }
 
 func cmdAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs, of := newOperatorFlags("audit", stderr)
+	fs, of := newOperatorFlags("audit", "audit [flags]", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per entry (JSON lines)")
 	var q client.AuditQuery
 	fs.StringVar(&q.Session, "session", "", "only this session")
@@ -163,7 +168,7 @@ func cmdAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.IntVar(&q.Limit, "limit", 0, "at most this many entries, the newest (server default 100)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) > 0 {
 		return usageError(fs, stderr, "audit [flags]", "audit takes no arguments")
@@ -215,12 +220,21 @@ func cmdAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 }
 
 func cmdAllowlist(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs, of := newOperatorFlags("allowlist", stderr)
+	const usage = "allowlist [flags] list | revoke PATTERN [-agent NAME] [-args GLOB]"
+	fs, of := newOperatorFlags("allowlist", usage, stderr)
 	asJSON := fs.Bool("json", false, "print {\"entries\":[…]}")
-	const usage = "allowlist [flags] list | revoke PATTERN"
+	var agent, argsGlob *string
+	fs.Func("agent", "revoke: only the entry of this agent (\"\" for the entry of every agent); default every entry of the pattern", func(v string) error {
+		agent = &v
+		return nil
+	})
+	fs.Func("args", "revoke: only the entry with this args glob (\"\" for any arguments); default every entry of the pattern", func(v string) error {
+		argsGlob = &v
+		return nil
+	})
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) == 0 {
 		return usageError(fs, stderr, usage, "give list or revoke PATTERN")
@@ -244,14 +258,10 @@ func cmdAllowlist(ctx context.Context, args []string, _ io.Reader, stdout, stder
 			return nil
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "PATTERN\tAGENT\tADDED BY\tADDED AT\tREQUEST")
+		fmt.Fprintln(tw, "PATTERN\tAGENT\tARGS\tADDED BY\tADDED AT\tREQUEST")
 		for _, e := range entries {
-			agent := e.Agent
-			if agent == "" {
-				agent = "*"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", client.Printable(e.Pattern, 200), client.Printable(agent, 40),
-				client.Printable(e.AddedBy, 60), e.AddedAt.Local().Format(time.RFC3339), e.RequestID)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", client.Printable(e.Pattern, 200), client.Printable(orStar(e.Agent), 40),
+				client.Printable(orStar(e.Args), 80), client.Printable(e.AddedBy, 60), e.AddedAt.Local().Format(time.RFC3339), e.RequestID)
 		}
 		return tw.Flush()
 	case pos[0] == "revoke" && len(pos) == 2:
@@ -260,17 +270,28 @@ func cmdAllowlist(ctx context.Context, args []string, _ io.Reader, stdout, stder
 			return err
 		}
 		defer cancel()
-		if err := c.Revoke(ctx, pos[1]); err != nil {
+		revoked, err := c.Revoke(ctx, pos[1], agent, argsGlob)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, "revoked", pos[1])
+		if *asJSON {
+			return printJSON(stdout, map[string]any{"revoked": revoked})
+		}
+		for _, e := range revoked {
+			line := "revoked " + client.Printable(e.Pattern, 200) + " for agent " + client.Printable(orStar(e.Agent), 40)
+			if e.Args != "" {
+				line += " with args " + client.Printable(e.Args, 80)
+			}
+			fmt.Fprintln(stdout, line)
+		}
 		return nil
 	}
 	return usageError(fs, stderr, usage, "give list or revoke PATTERN")
 }
 
 func cmdSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs, of := newOperatorFlags("session", stderr)
+	const usage = "session [flags] set NAME [-agent A] [-tier T] [-unattended=BOOL] | unpause NAME [-agent A]"
+	fs, of := newOperatorFlags("session", usage, stderr)
 	asJSON := fs.Bool("json", false, "print the session as JSON")
 	tier := fs.String("tier", "", "set: exec tier ask|auto|full")
 	var unattended *bool
@@ -282,10 +303,10 @@ func cmdSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		unattended = &b
 		return nil
 	})
-	const usage = "session [flags] set NAME [-tier T] [-unattended=BOOL] | unpause NAME"
+	agent := fs.String("agent", "", "the agent (token name) whose session it is; default: the session name for every agent")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) != 2 || (pos[0] != "set" && pos[0] != "unpause") {
 		return usageError(fs, stderr, usage, "give set NAME or unpause NAME")
@@ -314,9 +335,10 @@ func cmdSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	defer cancel()
 	var s *client.Session
 	if pos[0] == "set" {
+		u.Agent = *agent
 		s, err = c.SetSession(ctx, pos[1], u)
 	} else {
-		s, err = c.Unpause(ctx, pos[1])
+		s, err = c.Unpause(ctx, pos[1], *agent)
 	}
 	if err != nil {
 		return err
@@ -324,12 +346,39 @@ func cmdSession(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	if *asJSON {
 		return printJSON(stdout, s)
 	}
-	t := s.Tier
-	if t == "" {
-		t = "(global)"
+	tierOf := func(t string) string {
+		if t == "" {
+			return "(global)"
+		}
+		return t
 	}
-	fmt.Fprintf(stdout, "session %s: tier %s, unattended %t, paused %t, denials %d\n", client.Printable(s.Session, 100), t, s.Unattended, s.Paused, s.Denials)
+	if s.Agent != "" {
+		fmt.Fprintf(stdout, "session %s of agent %s: tier %s, unattended %t, paused %t, denials %d\n", client.Printable(s.Session, 100),
+			client.Printable(s.Agent, 60), tierOf(s.Tier), s.Unattended, s.Paused, s.Denials)
+		return nil
+	}
+	fmt.Fprintf(stdout, "session %s for every agent: tier %s, unattended %t\n", client.Printable(s.Session, 100), tierOf(s.Tier), s.Unattended)
+	if s.Note != "" {
+		fmt.Fprintln(stdout, client.Printable(s.Note, 400))
+	}
+	for _, a := range s.Agents {
+		fmt.Fprintf(stdout, "  agent %s: tier %s, unattended %t, paused %t, denials %d\n", client.Printable(a.Agent, 60), tierOf(a.Tier), a.Unattended, a.Paused, a.Denials)
+	}
 	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func orStar(s string) string {
+	if s == "" {
+		return "*"
+	}
+	return s
 }
 
 func printJSON(w io.Writer, v any) error {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,11 +23,14 @@ import (
 )
 
 func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", "serve [-config FILE]", stderr)
 	configPath := fs.String("config", "", "config file (TOML); empty runs on embedded defaults")
 	if err := fs.Parse(args); err != nil {
-		return &exitError{code: 2}
+		return parseError(err, 2)
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return &exitError{code: 2, msg: fmt.Sprintf("unexpected arguments: %q", fs.Args())}
 	}
 	cfg, err := config.Load(*configPath)
 	if err != nil {
@@ -235,8 +237,12 @@ func (a allowlistAdapter) ListAllowlistJSON(ctx context.Context) (any, error) {
 	return items, err
 }
 
-func (a allowlistAdapter) RevokeAllowlist(ctx context.Context, pattern string, e approvalAuditEntry) (bool, error) {
-	return a.st.RevokeAllowlist(ctx, pattern, e)
+func (a allowlistAdapter) RevokeAllowlist(ctx context.Context, sel api.AllowlistSelector, e approvalAuditEntry) (any, int, error) {
+	revoked, err := a.st.RevokeAllowlist(ctx, store.AllowlistSelector(sel), e)
+	if revoked == nil {
+		revoked = []store.AllowlistItem{}
+	}
+	return revoked, len(revoked), err
 }
 
 // The fault-injection seams of the clock, for the tests that restart approvebot across a

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -42,7 +43,7 @@ func loadTokens(cfg *config.Config, stdout io.Writer) ([]api.Token, error) {
 	path := cfg.Server.TokensFile
 	t, err := readTokens(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		t = generatedTokens{Agent: "abt_agent_" + randomToken(), Operator: "abt_op_" + randomToken()}
+		t = generatedTokens{Agent: newToken("abt_agent_"), Operator: newToken("abt_op_")}
 		raw, _ := json.MarshalIndent(t, "", "  ")
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, fmt.Errorf("creating the tokens file's directory: %w", err)
@@ -87,12 +88,32 @@ func readTokens(path string) (generatedTokens, error) {
 	return t, nil
 }
 
-func randomToken() string {
-	var b [24]byte
-	if _, err := rand.Read(b[:]); err != nil {
+// tokenBytes is the randomness of every token approvebot makes (256 bits; the server
+// accepts tokens of 16 characters and more).
+const tokenBytes = 32
+
+// newToken is prefix and tokenBytes random bytes, base64url without padding.
+func newToken(prefix string) string {
+	b := make([]byte, tokenBytes)
+	if _, err := rand.Read(b); err != nil {
 		panic("crypto/rand failed: " + err.Error())
 	}
-	return base64.RawURLEncoding.EncodeToString(b[:])
+	return prefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+// cmdToken prints a new random token, for the variable an [[agents]] entry's token_env
+// names: `export APPROVEBOT_TOKEN=$(approvebot token)`.
+func cmdToken(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("token", "token", stderr)
+	if err := fs.Parse(args); err != nil {
+		return parseError(err, exitUsage)
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return &exitError{code: exitUsage, msg: "token takes no arguments"}
+	}
+	_, err := fmt.Fprintln(stdout, newToken("abt_"))
+	return err
 }
 
 func printFirstStart(w io.Writer, cfg *config.Config, path string, t generatedTokens) {
@@ -103,12 +124,13 @@ kept in %s (readable only by you).
   agent token:    %s
   operator token: %s
 
-Try it:
+Try it (the agent side — ask, exec, hook, mcp — reads APPROVEBOT_URL and APPROVEBOT_TOKEN):
   export APPROVEBOT_URL=%s
-  export AGENT_TOKEN=%s OPERATOR_TOKEN=%s
-  curl -s -H "Authorization: Bearer $AGENT_TOKEN" $APPROVEBOT_URL/v1/requests \
+  export APPROVEBOT_TOKEN=%s
+  export APPROVEBOT_OPERATOR_TOKEN=%s
+  curl -s -H "Authorization: Bearer $APPROVEBOT_TOKEN" $APPROVEBOT_URL/v1/requests \
        -d '{"tool":"bash","args":{"command":"rm -rf ./build"},"session":"demo"}'
-  curl -s -H "Authorization: Bearer $OPERATOR_TOKEN" "$APPROVEBOT_URL/v1/requests?state=pending"
+  approvebot pending -token-env APPROVEBOT_OPERATOR_TOKEN
 
 `, path, t.Agent, t.Operator, url, t.Agent, t.Operator)
 }

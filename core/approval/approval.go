@@ -83,9 +83,14 @@ type CardRef struct {
 // Request is the record of one ask, persisted in the store; the API answers a public view of
 // it. Raw arguments are never part of it: only the redacted summary and the fingerprint.
 type Request struct {
-	ID          string    `json:"id"`
-	State       State     `json:"state"`
-	Allowed     bool      `json:"allowed"`
+	ID      string `json:"id"`
+	State   State  `json:"state"`
+	Allowed bool   `json:"allowed"`
+	// Explicit is true for an allow by a tool permission, the allowlist, a safe bin, a
+	// proven-inert builtin, a session grant or a human; false for an allow that is only the
+	// tier's default (and for every refusal). Integrations answer "allow" to their agent only
+	// when it is true; otherwise they leave the decision to the agent's own permission flow.
+	Explicit    bool      `json:"explicit,omitempty"`
 	Outcome     Outcome   `json:"outcome"`
 	Source      Source    `json:"source,omitempty"`
 	Reason      string    `json:"reason"`
@@ -133,13 +138,46 @@ type WaitClock struct {
 }
 
 // AllowlistItem is a persisted "allow always" entry with its provenance, as every store
-// keeps it.
+// keeps it. An entry is identified by its pattern, its agent ("" for every agent) and its
+// args glob ("" for any arguments): the same pattern may be persisted for several agents.
 type AllowlistItem struct {
 	Pattern   string    `json:"pattern"`
 	Agent     string    `json:"agent,omitempty"`
+	Args      string    `json:"args,omitempty"`
 	AddedBy   string    `json:"added_by"`
 	RequestID string    `json:"request_id"`
 	AddedAt   time.Time `json:"added_at"`
+}
+
+// Unrestricted reports whether the entry applies to any arguments: one restricted to
+// some arguments is left out of the policy until the policy can match arguments
+// (dropping the restriction would make it wider than what the human allowed).
+func (r AllowlistItem) Unrestricted() bool { return r.Args == "" }
+
+// RevokeReason is the audit reason of the entry's revocation.
+func (r AllowlistItem) RevokeReason() string {
+	who := "every agent"
+	if r.Agent != "" {
+		who = "agent " + r.Agent
+	}
+	args := ""
+	if r.Args != "" {
+		args = " args " + r.Args
+	}
+	return "revoked " + r.Pattern + args + " for " + who
+}
+
+// AllowlistSelector picks persisted entries of one pattern: a nil Agent or Args matches
+// every value, a set one only that value ("" being every agent, or any arguments).
+type AllowlistSelector struct {
+	Pattern string
+	Agent   *string
+	Args    *string
+}
+
+// Matches reports whether the selector picks r.
+func (sel AllowlistSelector) Matches(r AllowlistItem) bool {
+	return r.Pattern == sel.Pattern && (sel.Agent == nil || *sel.Agent == r.Agent) && (sel.Args == nil || *sel.Args == r.Args)
 }
 
 // Target is one chat of one channel a card is sent to.
@@ -183,6 +221,7 @@ const (
 	EventSession      = "session"
 	EventAllowlist    = "allowlist"
 	EventChannel      = "channel"
+	EventMigration    = "migration"
 	// EventQuarantine records a damaged record moved aside (its request denied, its
 	// session paused, its allowlist entry dropped).
 	EventQuarantine = "quarantine"
@@ -197,6 +236,8 @@ type Resolution struct {
 	Reason    string
 	Message   string
 	DecidedAt time.Time
+	// Explicit marks an allow a human gave (see Request.Explicit).
+	Explicit bool
 	// RequireLive refuses the decision when the request's deadline has passed: the store
 	// then times the request out instead, in the same transaction.
 	RequireLive bool

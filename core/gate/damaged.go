@@ -33,8 +33,8 @@ func DamagedRequest(id string, raw []byte, at time.Time) approval.Request {
 
 // DamagedSession stands in for a session whose record does not decode: paused, so nothing
 // in it is decided without a human until an operator unpauses it.
-func DamagedSession(name string, at time.Time) ledger.Session {
-	return ledger.Session{Name: name, Paused: true, PausedAt: at}
+func DamagedSession(name, agent string, at time.Time) ledger.Session {
+	return ledger.Session{Name: name, Agent: agent, Paused: true, PausedAt: at}
 }
 
 // salvage reads what it can of a few string fields of a damaged request record: each

@@ -61,9 +61,10 @@ func (g *Gate) expire(id string) {
 }
 
 // decideNow stores an immediate decision and returns it.
-func (g *Gate) decideNow(ctx context.Context, rec *approval.Request, outcome approval.Outcome, source approval.Source, reason, msg string) (approval.Request, error) {
+func (g *Gate) decideNow(ctx context.Context, rec *approval.Request, outcome approval.Outcome, source approval.Source, reason, msg string, explicit bool) (approval.Request, error) {
 	rec.Outcome, rec.Source, rec.Reason, rec.Message = outcome, source, reason, msg
 	rec.Allowed = outcome.Allows()
+	rec.Explicit = rec.Allowed && explicit
 	rec.State = approval.StateDenied
 	if rec.Allowed {
 		rec.State = approval.StateAllowed
@@ -82,9 +83,10 @@ func (g *Gate) decideNow(ctx context.Context, rec *approval.Request, outcome app
 
 func (g *Gate) fallbackNow(ctx context.Context, rec *approval.Request, allows bool) (approval.Request, error) {
 	if allows {
-		return g.decideNow(ctx, rec, approval.OutcomeAllowOnce, approval.SourceFallback, "no channel could deliver; allowlist satisfied", msgAllowedFallback())
+		// Not explicit: the policy wanted a human, and the agent's own flow may still ask one.
+		return g.decideNow(ctx, rec, approval.OutcomeAllowOnce, approval.SourceFallback, "no channel could deliver; allowlist satisfied", msgAllowedFallback(), false)
 	}
-	return g.decideNow(ctx, rec, approval.OutcomeDeny, approval.SourceFallback, "no channel could deliver the card", msgFallback())
+	return g.decideNow(ctx, rec, approval.OutcomeDeny, approval.SourceFallback, "no channel could deliver the card", msgFallback(), false)
 }
 
 func (g *Gate) auditOf(r *approval.Request, event string) approval.AuditEntry {
@@ -121,6 +123,7 @@ func (g *Gate) Decide(ctx context.Context, id string, d Decision) (approval.Requ
 		res.Message = msgDeniedHuman(d.DecidedBy, reason)
 	} else {
 		res.State = approval.StateAllowed
+		res.Explicit = true
 		res.Message = msgAllowedHuman(d.DecidedBy, string(outcome))
 	}
 	res.Audit.Channel = d.Channel

@@ -27,8 +27,9 @@ import (
 // method returns.
 type Store interface {
 	ledger.Store
-	// Lookup reads the session and the fingerprint's grant and denial in one transaction.
-	Lookup(ctx context.Context, session, fingerprint string) (ledger.Lookup, error)
+	// Lookup reads the agent's session and the fingerprint's grant and denial in it, in one
+	// transaction.
+	Lookup(ctx context.Context, agent, session, fingerprint string) (ledger.Lookup, error)
 	// Create stores a new request (pending or already decided) with its audit entry.
 	Create(ctx context.Context, r *approval.Request, audit approval.AuditEntry) error
 	// Resolve decides a pending request (compare-and-set) and applies the effects in the
@@ -43,8 +44,14 @@ type Store interface {
 	// wall clock stepped (never later than its window allows: the gate computes them). It
 	// changes nothing on a request no longer pending and returns the request as stored.
 	Rearm(ctx context.Context, id string, expiresAt time.Time, wait *approval.WaitClock) (approval.Request, error)
-	PutSession(ctx context.Context, s ledger.Session, audit *approval.AuditEntry) error
-	Unpause(ctx context.Context, name string, audit approval.AuditEntry) (ledger.Session, error)
+	// LinkParent records parent as the parent of the agent's session unless it has one.
+	LinkParent(ctx context.Context, agent, session, parent string) error
+	// UpdateSession applies an operator's settings to the agent's session, or with agent ""
+	// to the session name for every agent.
+	UpdateSession(ctx context.Context, agent, name string, set ledger.Settings, audit approval.AuditEntry) (ledger.Records, error)
+	// Unpause lifts the pause and resets the denial count of the agent's session, or with
+	// agent "" of every agent's session of that name.
+	Unpause(ctx context.Context, agent, name string, audit approval.AuditEntry) (ledger.Records, error)
 	AppendAudit(ctx context.Context, e approval.AuditEntry) error
 }
 
@@ -309,17 +316,30 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	if g.isClosed() {
 		return approval.Request{}, ErrClosed
 	}
+	_, isShellTool := g.engine.Command(a.Tool, a.Args)
+	fp, err := CallFingerprint(a.Tool, a.Args, a.CanonicalArgs, a.Cwd, isShellTool)
+	if err != nil {
+		return approval.Request{}, invalid("args: %v", err)
+	}
 	now := g.now().UTC()
 	rec := approval.Request{
 		ID: NewID(), State: approval.StatePending, CreatedAt: now, Tool: a.Tool, Session: a.Session,
-		ParentSession: a.ParentSession, Agent: caller.Name, Cwd: a.Cwd, AgentReason: a.Reason,
-		Fingerprint: Fingerprint(a.Tool, a.CanonicalArgs, a.Cwd),
+		ParentSession: a.ParentSession, Agent: caller.Name,
+		// Shown to humans and agents, so masked and hardened like the summary (never cut:
+		// validateAsk bounds both). The raw cwd is what the policy and the fingerprint read.
+		Cwd: render.Redact(a.Cwd, maxCwdLen), AgentReason: render.Redact(a.Reason, maxReasonLen),
+		Fingerprint: fp,
 	}
-	look, err := g.store.Lookup(ctx, a.Session, rec.Fingerprint)
+	if caller.Name == "" {
+		// Session memory belongs to an agent; a nameless caller would write to the record
+		// every agent shares.
+		return approval.Request{}, invalid("the caller has no name")
+	}
+	look, err := g.store.Lookup(ctx, caller.Name, a.Session, rec.Fingerprint)
 	if err != nil {
 		return approval.Request{}, fmt.Errorf("reading session: %w", err)
 	}
-	scope, err := g.resolveScope(ctx, &look.Session, a, caller)
+	scope, err := g.resolveScope(ctx, look.Session, a, caller)
 	if err != nil {
 		return approval.Request{}, err
 	}
@@ -338,29 +358,30 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 		outcome      approval.Outcome
 		source       approval.Source
 		reason, text string
+		explicit     bool
 	}
 	var decided *immediate
 	switch {
 	case ev.Source == approval.SourceFloor:
-		decided = &immediate{approval.OutcomeDeny, approval.SourceFloor, ev.Reason, msgDeniedPolicy("floor", ev.Rule, ev.Reason)}
-	case look.Session.Paused:
-		decided = &immediate{approval.OutcomeDeny, approval.SourcePaused, "session paused", msgPaused(a.Session)}
+		decided = &immediate{approval.OutcomeDeny, approval.SourceFloor, ev.Reason, msgDeniedPolicy("floor", ev.Rule, ev.Reason), false}
+	case scope.paused:
+		decided = &immediate{approval.OutcomeDeny, approval.SourcePaused, "session paused", msgPaused(a.Session), false}
 	case ev.Verdict == policy.Deny:
-		decided = &immediate{approval.OutcomeDeny, ev.Source, ev.Reason, msgDeniedPolicy(string(ev.Source), ev.Rule, ev.Reason)}
+		decided = &immediate{approval.OutcomeDeny, ev.Source, ev.Reason, msgDeniedPolicy(string(ev.Source), ev.Rule, ev.Reason), false}
 	case ev.Verdict == policy.Allow:
-		decided = &immediate{approval.OutcomeAllowOnce, ev.Source, ev.Reason, msgAllowedPolicy(ev.Rule)}
+		decided = &immediate{approval.OutcomeAllowOnce, ev.Source, ev.Reason, msgAllowedPolicy(ev.Rule), ev.Explicit}
 	case look.Denied:
-		decided = &immediate{approval.OutcomeDeny, approval.SourceLedger, "denied earlier in this session", msgLedger()}
+		decided = &immediate{approval.OutcomeDeny, approval.SourceLedger, "denied earlier in this session", msgLedger(), false}
 	case look.Granted:
-		decided = &immediate{approval.OutcomeAllowSession, approval.SourceGrant, "", msgAllowedGrant()}
+		decided = &immediate{approval.OutcomeAllowSession, approval.SourceGrant, "", msgAllowedGrant(), true}
 	case scope.unattended:
-		decided = &immediate{approval.OutcomeDeny, approval.SourceUnattended, "no human is attached", msgUnattended()}
+		decided = &immediate{approval.OutcomeDeny, approval.SourceUnattended, "no human is attached", msgUnattended(), false}
 	}
 	if decided != nil {
 		if err := g.recordParent(ctx, scope); err != nil {
 			return approval.Request{}, err
 		}
-		return g.decideNow(ctx, &rec, decided.outcome, decided.source, decided.reason, decided.text)
+		return g.decideNow(ctx, &rec, decided.outcome, decided.source, decided.reason, decided.text, decided.explicit)
 	}
 
 	rec.Routes = g.route(&rec)
@@ -400,25 +421,29 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 type scope struct {
 	tier       policy.Tier
 	unattended bool
-	// link is the session record to store when this request names a new parent; it is
-	// written only once the request itself will be stored.
-	link *ledger.Session
+	// paused is set when the session or one of its ancestors is paused: a paused parent's
+	// children are not a way around the pause.
+	paused bool
+	// agent, session and link name the parent link to record when this request names a
+	// parent its session has none of; it is written only once the request itself will be.
+	agent, session, link string
 }
 
 func (g *Gate) recordParent(ctx context.Context, sc scope) error {
-	if sc.link == nil {
+	if sc.link == "" {
 		return nil
 	}
-	if err := g.store.PutSession(ctx, *sc.link, nil); err != nil {
+	if err := g.store.LinkParent(ctx, sc.agent, sc.session, sc.link); err != nil {
 		return fmt.Errorf("recording parent session: %w", err)
 	}
 	return nil
 }
 
-// resolveScope resolves the tier (request > session > global, an agent can only tighten)
-// and the unattended mark, inheriting both from the parent chain. It records a new parent
-// link so later requests of the child inherit even without parent_session.
-func (g *Gate) resolveScope(ctx context.Context, s *ledger.Session, a Ask, caller Caller) (scope, error) {
+// resolveScope resolves the tier (request > session > global, an agent can only tighten),
+// the unattended mark and the pause, inheriting all three from the parent chain of the
+// caller's own sessions. It returns a new parent link to record, so later requests of the
+// child inherit even without parent_session; s itself is left as read.
+func (g *Gate) resolveScope(ctx context.Context, s ledger.Session, a Ask, caller Caller) (scope, error) {
 	global := g.engine.GlobalTier()
 	tier := global
 	if s.Tier != "" {
@@ -437,39 +462,34 @@ func (g *Gate) resolveScope(ctx context.Context, s *ledger.Session, a Ask, calle
 		}
 	}
 	unattended := a.Unattended || s.Unattended
-	parent := a.ParentSession
-	if parent == "" {
-		parent = s.Parent
-	}
-	var link *ledger.Session
+	paused := s.Paused
+	sc := scope{agent: caller.Name, session: a.Session}
 	if a.ParentSession != "" && s.Parent == "" {
-		s.Parent = parent
-		if s.Name == "" {
-			s.Name = a.Session
-		}
-		l := *s
-		link = &l
+		sc.link = a.ParentSession
 	}
+	// Both the recorded parent and the one this request names restrict it: naming another
+	// parent is no way out of the recorded one's unattended mark, tier or pause. Parents
+	// are the caller's own sessions: another agent's session of the same name is not.
 	seen := map[string]bool{a.Session: true}
-	for depth := 0; parent != "" && !seen[parent] && depth < 16; depth++ {
-		seen[parent] = true
-		ps, err := g.store.Session(ctx, parent)
-		if err != nil {
-			return scope{}, fmt.Errorf("reading parent session: %w", err)
-		}
-		unattended = unattended || ps.Unattended
-		if ps.Tier != "" {
-			if t, err := policy.ParseTier(ps.Tier); err == nil {
-				tier = policy.StricterTier(tier, t)
+	for _, parent := range []string{s.Parent, a.ParentSession} {
+		for depth := 0; parent != "" && !seen[parent] && depth < 16; depth++ {
+			seen[parent] = true
+			ps, err := g.store.Session(ctx, caller.Name, parent)
+			if err != nil {
+				return scope{}, fmt.Errorf("reading parent session: %w", err)
 			}
+			unattended = unattended || ps.Unattended
+			if ps.Tier != "" {
+				if t, err := policy.ParseTier(ps.Tier); err == nil {
+					tier = policy.StricterTier(tier, t)
+				}
+			}
+			paused = paused || ps.Paused
+			parent = ps.Parent
 		}
-		if ps.Paused {
-			// A paused parent's children are not a way around the pause.
-			s.Paused = true
-		}
-		parent = ps.Parent
 	}
-	return scope{tier: tier, unattended: unattended, link: link}, nil
+	sc.tier, sc.unattended, sc.paused = tier, unattended, paused
+	return sc, nil
 }
 
 func (g *Gate) route(r *approval.Request) []approval.Target {
@@ -524,7 +544,8 @@ func (g *Gate) admit(rec *approval.Request, w *waiter) error {
 	if n := g.perAgent[rec.Agent]; n >= g.opts.MaxPendingPerAgent {
 		return fmt.Errorf("%w: agent %q already has %d requests waiting (max_pending_per_agent)", ErrTooManyPending, rec.Agent, n)
 	}
-	if n := g.perSession[rec.Session]; n >= g.opts.MaxPendingPerSession {
+	// A session belongs to its agent: the per-session cap counts that agent's requests.
+	if n := g.perSession[sessionKey(rec)]; n >= g.opts.MaxPendingPerSession {
 		return fmt.Errorf("%w: session %q already has %d requests waiting", ErrTooManyPending, rec.Session, n)
 	}
 	g.addLive(w)
@@ -534,9 +555,11 @@ func (g *Gate) admit(rec *approval.Request, w *waiter) error {
 // addLive and dropLive keep g.live and its counts together; g.mu is held.
 func (g *Gate) addLive(w *waiter) {
 	g.live[w.rec.ID] = w
-	g.perSession[w.rec.Session]++
+	g.perSession[sessionKey(&w.rec)]++
 	g.perAgent[w.rec.Agent]++
 }
+
+func sessionKey(r *approval.Request) string { return r.Agent + "\x00" + r.Session }
 
 func (g *Gate) dropLive(id string) *waiter {
 	w := g.live[id]
@@ -544,11 +567,15 @@ func (g *Gate) dropLive(id string) *waiter {
 		return nil
 	}
 	delete(g.live, id)
-	if g.perSession[w.rec.Session]--; g.perSession[w.rec.Session] <= 0 {
-		delete(g.perSession, w.rec.Session)
+	if k := sessionKey(&w.rec); g.perSession[k] <= 1 {
+		delete(g.perSession, k)
+	} else {
+		g.perSession[k]--
 	}
-	if g.perAgent[w.rec.Agent]--; g.perAgent[w.rec.Agent] <= 0 {
+	if g.perAgent[w.rec.Agent] <= 1 {
 		delete(g.perAgent, w.rec.Agent)
+	} else {
+		g.perAgent[w.rec.Agent]--
 	}
 	return w
 }

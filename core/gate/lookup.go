@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/approvebot/approvebot/core/approval"
@@ -187,43 +188,94 @@ func (g *Gate) Audit(ctx context.Context, e approval.AuditEntry) {
 
 // SessionUpdate is an operator's change to a session.
 type SessionUpdate struct {
+	// Agent names the agent whose session changes; "" changes the session name for every
+	// agent (also those that use it later).
+	Agent      string
 	Tier       *string
 	Unattended *bool
 }
 
-// UpdateSession changes a session's tier or unattended mark (operator only).
-func (g *Gate) UpdateSession(ctx context.Context, name string, u SessionUpdate, by string) (ledger.Session, error) {
+// SessionState is a session as an operator's change left it.
+type SessionState struct {
+	Name string
+	// Agent is the agent whose session it is; "" when the change applied to every agent.
+	Agent string
+	// Effective is what applies to Agent's session; with Agent "" it is the record every
+	// agent of the name shares.
+	Effective ledger.Session
+	// Agents are, for a change to every agent, what applies to each agent that has its own
+	// record of the name, in agent order.
+	Agents []ledger.Session
+}
+
+func stateOf(name, agent string, recs ledger.Records) SessionState {
+	st := SessionState{Name: name, Agent: agent}
+	if agent != "" && len(recs.Agents) == 1 {
+		st.Effective = ledger.Merge(recs.Agents[0], recs.Shared)
+		return st
+	}
+	st.Effective = recs.Shared
+	for _, own := range recs.Agents {
+		st.Agents = append(st.Agents, ledger.Merge(own, recs.Shared))
+	}
+	return st
+}
+
+func validSessionTarget(name, agent string) error {
 	if name == "" || len(name) > maxSessionLen {
-		return ledger.Session{}, invalid("session name must be 1 to %d bytes", maxSessionLen)
+		return invalid("session name must be 1 to %d bytes", maxSessionLen)
+	}
+	if len(agent) > maxToolLen || strings.IndexFunc(agent, invisibleInName) >= 0 {
+		return invalid("agent must be a token name of at most %d bytes without spaces or invisible characters", maxToolLen)
+	}
+	return nil
+}
+
+func scopeNote(agent string) string {
+	if agent == "" {
+		return " for every agent"
+	}
+	return " for agent " + agent
+}
+
+// UpdateSession changes a session's tier or unattended mark (operator only): one agent's
+// session, or with no agent the session name for every agent.
+func (g *Gate) UpdateSession(ctx context.Context, name string, u SessionUpdate, by string) (SessionState, error) {
+	if err := validSessionTarget(name, u.Agent); err != nil {
+		return SessionState{}, err
 	}
 	if u.Tier != nil && *u.Tier != "" {
 		if _, err := policy.ParseTier(*u.Tier); err != nil {
-			return ledger.Session{}, invalid("tier: %v", err)
+			return SessionState{}, invalid("tier: %v", err)
 		}
 	}
-	s, err := g.store.Session(ctx, name)
-	if err != nil {
-		return ledger.Session{}, err
-	}
-	s.Name = name
+	var what []string
 	if u.Tier != nil {
-		s.Tier = *u.Tier
+		what = append(what, fmt.Sprintf("tier=%q", *u.Tier))
 	}
 	if u.Unattended != nil {
-		s.Unattended = *u.Unattended
+		what = append(what, fmt.Sprintf("unattended=%t", *u.Unattended))
 	}
-	e := approval.AuditEntry{Time: g.now().UTC(), Event: approval.EventSession, Session: name, Actor: by,
-		Reason: fmt.Sprintf("tier=%q unattended=%t", s.Tier, s.Unattended)}
-	if err := g.store.PutSession(ctx, s, &e); err != nil {
-		return ledger.Session{}, err
+	e := approval.AuditEntry{Time: g.now().UTC(), Event: approval.EventSession, Session: name, Agent: u.Agent, Actor: by,
+		Reason: strings.Join(what, " ") + scopeNote(u.Agent)}
+	recs, err := g.store.UpdateSession(ctx, u.Agent, name, ledger.Settings{Tier: u.Tier, Unattended: u.Unattended}, e)
+	if err != nil {
+		return SessionState{}, err
 	}
-	return s, nil
+	return stateOf(name, u.Agent, recs), nil
 }
 
-// Unpause lifts a session's sticky pause and resets its denial count.
-func (g *Gate) Unpause(ctx context.Context, name, by string) (ledger.Session, error) {
-	if name == "" || len(name) > maxSessionLen {
-		return ledger.Session{}, invalid("session name must be 1 to %d bytes", maxSessionLen)
+// Unpause lifts a session's sticky pause and resets its denial count: one agent's session,
+// or with agent "" every agent's session of that name.
+func (g *Gate) Unpause(ctx context.Context, name, agent, by string) (SessionState, error) {
+	if err := validSessionTarget(name, agent); err != nil {
+		return SessionState{}, err
 	}
-	return g.store.Unpause(ctx, name, approval.AuditEntry{Time: g.now().UTC(), Event: approval.EventUnpause, Session: name, Actor: by})
+	e := approval.AuditEntry{Time: g.now().UTC(), Event: approval.EventUnpause, Session: name, Agent: agent, Actor: by,
+		Reason: "unpaused" + scopeNote(agent)}
+	recs, err := g.store.Unpause(ctx, agent, name, e)
+	if err != nil {
+		return SessionState{}, err
+	}
+	return stateOf(name, agent, recs), nil
 }

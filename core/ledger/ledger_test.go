@@ -3,6 +3,7 @@ package ledger
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/approvebot/approvebot/core/approval"
 )
@@ -29,5 +30,50 @@ func TestEffectsOf(t *testing.T) {
 		if got := EffectsOf(c.outcome, c.source, 3, pats); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("EffectsOf(%s, %s) = %+v, want %+v", c.outcome, c.source, got, c.want)
 		}
+	}
+}
+
+func TestMerge(t *testing.T) {
+	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	cases := []struct {
+		name        string
+		own, shared Session
+		want        Session
+	}{
+		{"own only", Session{Name: "s", Agent: "a", Tier: "full", Denials: 2}, Session{}, Session{Name: "s", Agent: "a", Tier: "full", Denials: 2}},
+		{"shared tier when own has none", Session{Name: "s", Agent: "a"}, Session{Tier: "ask"}, Session{Name: "s", Agent: "a", Tier: "ask"}},
+		{"own tier beats shared", Session{Agent: "a", Tier: "full"}, Session{Tier: "ask"}, Session{Agent: "a", Tier: "full"}},
+		{"unattended in either", Session{Agent: "a"}, Session{Unattended: true}, Session{Agent: "a", Unattended: true}},
+		{"pause in shared holds", Session{Agent: "a", Denials: 1}, Session{Paused: true, PausedAt: at, Denials: 5}, Session{Agent: "a", Denials: 1, Paused: true, PausedAt: at}},
+		{"own pause kept", Session{Agent: "a", Paused: true, PausedAt: at}, Session{}, Session{Agent: "a", Paused: true, PausedAt: at}},
+		{"own parent beats shared", Session{Agent: "a", Parent: "p"}, Session{Parent: "q"}, Session{Agent: "a", Parent: "p"}},
+		{"shared parent when own has none", Session{Agent: "a"}, Session{Parent: "q"}, Session{Agent: "a", Parent: "q"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Merge(c.own, c.shared); !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("Merge = %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestSettingsApplyAndYield(t *testing.T) {
+	ask, yes := "ask", true
+	set := Settings{Tier: &ask, Unattended: &yes}
+	s := Session{Tier: "full", Denials: 3, Paused: true}
+	set.Apply(&s)
+	if s.Tier != "ask" || !s.Unattended || s.Denials != 3 || !s.Paused {
+		t.Fatalf("Apply: %+v", s)
+	}
+	set.Yield(&s)
+	if s.Tier != "" || s.Unattended || s.Denials != 3 || !s.Paused {
+		t.Fatalf("Yield: %+v", s)
+	}
+	only := Settings{Tier: &ask}
+	s = Session{Tier: "full", Unattended: true}
+	only.Yield(&s)
+	if s.Tier != "" || !s.Unattended {
+		t.Fatalf("Yield of the tier alone: %+v", s)
 	}
 }

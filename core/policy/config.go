@@ -16,7 +16,36 @@ type Config struct {
 	AllowAlways        string            `toml:"allow_always"`
 	AskFallback        string            `toml:"ask_fallback"`
 	ToolPermissions    map[string]string `toml:"tool_permissions"`
-	Exec               ExecConfig        `toml:"exec"`
+	// SensitivePaths replaces DefaultSensitivePaths when set ([] turns the list off);
+	// ExtraSensitivePaths adds to whichever list is in force.
+	SensitivePaths      []string   `toml:"sensitive_paths"`
+	ExtraSensitivePaths []string   `toml:"extra_sensitive_paths"`
+	Exec                ExecConfig `toml:"exec"`
+}
+
+// SensitiveGlobs is the sensitive path list in force: sensitive_paths (or the built-in list)
+// followed by extra_sensitive_paths.
+func (c *Config) SensitiveGlobs() []string {
+	base := c.SensitivePaths
+	if base == nil {
+		base = DefaultSensitivePaths
+	}
+	out := make([]string, 0, len(base)+len(c.ExtraSensitivePaths))
+	out = append(out, base...)
+	return append(out, c.ExtraSensitivePaths...)
+}
+
+// compileSensitive compiles the sensitive path list; errors name the key.
+func (c *Config) compileSensitive() (*Sensitive, error) {
+	if _, err := CompileSensitive(c.ExtraSensitivePaths); err != nil {
+		return nil, fmt.Errorf("policy.extra_sensitive_paths%w", err)
+	}
+	if c.SensitivePaths != nil {
+		if _, err := CompileSensitive(c.SensitivePaths); err != nil {
+			return nil, fmt.Errorf("policy.sensitive_paths%w", err)
+		}
+	}
+	return CompileSensitive(c.SensitiveGlobs())
 }
 
 // ExecConfig is [policy.exec]: the shell-command policy of seed 003.
@@ -160,6 +189,9 @@ func (c *Config) Validate() error {
 	case "off", "on-miss", "always":
 	default:
 		return fmt.Errorf("policy.exec.ask: want \"off\", \"on-miss\" or \"always\", got %q", c.Exec.Ask)
+	}
+	if _, err := c.compileSensitive(); err != nil {
+		return err
 	}
 	// Allowlist patterns, rules, safe bins, trusted dirs (exec.go).
 	return c.Exec.validate()

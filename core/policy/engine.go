@@ -26,6 +26,14 @@ type Evaluation struct {
 	// allowlist entry or the tier.
 	Rule   string
 	Reason string
+	// Explicit is true when an allow rests on something the operator configured for this
+	// call or what the analysis proved harmless: a tool_permissions allow, or a shell command
+	// every segment of which is allowlisted, a safe bin, a skill or an inert builtin. It is
+	// false for an allow that is only the tier's (or the configured default's) leniency, and
+	// for security = "full". An integration answers "allow" to its agent only when Explicit
+	// (otherwise it defers to the agent's own permission flow), so it is never true unless
+	// Verdict is Allow.
+	Explicit bool
 	// Shell is set for shell tools.
 	Shell *CommandJudgement
 }
@@ -46,11 +54,6 @@ func (e *Engine) Command(tool string, args map[string]any) (cmd string, ok bool)
 	s, _ := args[arg].(string)
 	return s, true
 }
-
-// commandLikeArgs are argument names that carry a command line in tools the config does not
-// name as shell tools. The floor is applied to them too, so a renamed shell tool (a custom
-// "run" tool, an MCP server's "execute") cannot carry `rm -rf /` past it.
-var commandLikeArgs = []string{"command", "cmd", "script", "command_line", "commandLine", "shell_command"}
 
 // CommandInput is one shell command line to judge.
 type CommandInput struct {
@@ -80,6 +83,9 @@ type CommandJudgement struct {
 	// Problems say why the analysis is not OK (line continuation, a variable in command
 	// position, …), in the order found.
 	Problems []string `json:"problems,omitempty"`
+	// Concerns are what the command touches that nothing allows without a human: sensitive
+	// paths, the environment's secrets, writes outside the project, network endpoints.
+	Concerns []Concern `json:"concerns,omitempty"`
 }
 
 // Segment is one executed command found in a command line.
@@ -120,6 +126,7 @@ type Engine struct {
 	askFallback string
 	// shellFold maps lower-cased shell tool names to their command argument.
 	shellFold map[string]string
+	sensitive *Sensitive
 }
 
 // NewEngine validates cfg and builds the engine. persisted may be nil.
@@ -132,9 +139,13 @@ func NewEngine(cfg Config, persisted PersistedAllowlist) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	sensitive, err := cfg.compileSensitive()
+	if err != nil {
+		return nil, err
+	}
 	def, _ := ParseVerdict(cfg.Default)
 	tier, _ := ParseTier(cfg.ExecTier)
-	judge, err := NewCommandJudge(cfg.Exec, persisted)
+	judge, err := NewCommandJudge(cfg.Exec, persisted, WithSensitive(sensitive))
 	if err != nil {
 		return nil, err
 	}
@@ -142,8 +153,13 @@ func NewEngine(cfg Config, persisted PersistedAllowlist) (*Engine, error) {
 	for name, arg := range cfg.Exec.ShellTools {
 		fold[strings.ToLower(name)] = arg
 	}
-	return &Engine{cfg: cfg, perms: perms, def: def, globalTier: tier, commands: judge, askFallback: cfg.AskFallback, shellFold: fold}, nil
+	return &Engine{cfg: cfg, perms: perms, def: def, globalTier: tier, commands: judge, askFallback: cfg.AskFallback,
+		shellFold: fold, sensitive: sensitive}, nil
 }
+
+// Sensitive is the compiled sensitive path list ([policy] sensitive_paths and
+// extra_sensitive_paths): what no tool's arguments may touch without a human.
+func (e *Engine) Sensitive() *Sensitive { return e.sensitive }
 
 // Config returns the effective (defaulted) configuration.
 func (e *Engine) Config() Config { return e.cfg }
@@ -154,6 +170,24 @@ func (e *Engine) GlobalTier() Tier { return e.globalTier }
 // Evaluate judges one call. For shell tools the floor and deny rules come first and nothing
 // lowers them; otherwise the lattice's verdict, tightened by the command policy.
 func (e *Engine) Evaluate(in Input) Evaluation {
+	ev := e.evaluate(in)
+	ev.Explicit = explicitAllow(&ev)
+	return ev
+}
+
+// explicitAllow says whether an evaluation's allow is explicit (see Evaluation.Explicit).
+func explicitAllow(ev *Evaluation) bool {
+	if ev.Verdict != Allow || ev.Source != approval.SourcePolicy {
+		return false
+	}
+	if ev.Shell == nil {
+		return strings.HasPrefix(ev.Rule, "tool_permissions.")
+	}
+	j := ev.Shell
+	return j.Verdict == Allow && j.Rule == RuleAllowlist && j.AnalysisOK && j.AllowlistSatisfied
+}
+
+func (e *Engine) evaluate(in Input) Evaluation {
 	verdict, entry := Effective(e.perms, e.def, in.Tier, in.Tool, in.Args, in.Facts)
 	ev := Evaluation{Verdict: verdict, Source: approval.SourcePolicy, Rule: entry}
 	if entry == "" {
@@ -161,16 +195,7 @@ func (e *Engine) Evaluate(in Input) Evaluation {
 	}
 	cmd, isShell := e.Command(in.Tool, in.Args)
 	if !isShell {
-		for _, name := range commandLikeArgs {
-			line, ok := in.Args[name].(string)
-			if !ok || line == "" {
-				continue
-			}
-			if j := e.commands.Judge(CommandInput{Command: line, Cwd: in.Cwd, Agent: in.Agent}); j.Source == approval.SourceFloor {
-				ev.Verdict, ev.Source, ev.Rule, ev.Reason = Deny, j.Source, j.Rule, j.Reason
-				return ev
-			}
-		}
+		e.judgeToolArgs(in, entry != "", &ev) // toolargs.go
 		return ev
 	}
 	j := e.commands.Judge(CommandInput{Command: cmd, Cwd: in.Cwd, Agent: in.Agent})
@@ -190,5 +215,5 @@ func (e *Engine) Evaluate(in Input) Evaluation {
 // ask_fallback = "allowlist" and a shell command the allowlist fully satisfies.
 func (e *Engine) FallbackAllows(ev Evaluation) bool {
 	return e.askFallback == "allowlist" && ev.Shell != nil && ev.Shell.AnalysisOK && ev.Shell.AllowlistSatisfied &&
-		ev.Shell.Source != approval.SourceRule
+		ev.Shell.Source != approval.SourceRule && len(ev.Shell.Concerns) == 0
 }

@@ -48,6 +48,16 @@ type ExecJudge struct {
 	res           *shell.Resolver
 	home          string
 	windows       bool
+	sensitive     *Sensitive
+	sensitiveSet  bool
+}
+
+// JudgeOption configures an ExecJudge.
+type JudgeOption func(*ExecJudge)
+
+// WithSensitive sets the sensitive path list (default: DefaultSensitivePaths); nil turns it off.
+func WithSensitive(s *Sensitive) JudgeOption {
+	return func(j *ExecJudge) { j.sensitive, j.sensitiveSet = s, true }
 }
 
 var _ CommandJudge = (*ExecJudge)(nil)
@@ -55,12 +65,12 @@ var _ CommandJudge = (*ExecJudge)(nil)
 // NewCommandJudge builds the command policy from [policy.exec]. persisted, when not nil,
 // supplies the entries stored by "allow always"; it is read on every judgement so that a
 // revocation takes effect at once.
-func NewCommandJudge(cfg ExecConfig, persisted PersistedAllowlist) (CommandJudge, error) {
-	return NewExecJudge(cfg, persisted)
+func NewCommandJudge(cfg ExecConfig, persisted PersistedAllowlist, opts ...JudgeOption) (CommandJudge, error) {
+	return NewExecJudge(cfg, persisted, opts...)
 }
 
 // NewExecJudge is NewCommandJudge returning the concrete type.
-func NewExecJudge(cfg ExecConfig, persisted PersistedAllowlist) (*ExecJudge, error) {
+func NewExecJudge(cfg ExecConfig, persisted PersistedAllowlist, opts ...JudgeOption) (*ExecJudge, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -77,13 +87,25 @@ func NewExecJudge(cfg ExecConfig, persisted PersistedAllowlist) (*ExecJudge, err
 		home:       home,
 		windows:    runtime.GOOS == "windows",
 	}
+	for _, o := range opts {
+		o(j)
+	}
+	var err error
+	switch {
+	case !j.sensitiveSet:
+		j.sensitive, err = CompileSensitive(DefaultSensitivePaths)
+	case j.sensitive == nil:
+		j.sensitive, err = CompileSensitive(nil) // no sensitive paths; writes are still judged
+	}
+	if err != nil {
+		return nil, err
+	}
 	if j.security == "" {
 		j.security = "allowlist"
 	}
 	if j.ask == "" {
 		j.ask = "on-miss"
 	}
-	var err error
 	if j.allow, err = CompileAllowlist(cfg.Allowlist, home); err != nil {
 		return nil, err
 	}
@@ -187,13 +209,13 @@ func (j *ExecJudge) Resolver() *shell.Resolver { return j.res }
 // Judge judges one command line.
 func (j *ExecJudge) Judge(in CommandInput) CommandJudgement {
 	an := shell.Analyze(in.Command, shell.Options{Cwd: in.Cwd, Home: j.home})
-	out := j.JudgeAnalysis(an, in.Agent)
+	out := j.JudgeAnalysis(an, in)
 	an.Release() // out holds copies only
 	return out
 }
 
-// JudgeAnalysis judges an analysis made by shell.Analyze.
-func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, agent string) CommandJudgement {
+// JudgeAnalysis judges an analysis made by shell.Analyze for in (in.Command is not read again).
+func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJudgement {
 	out := CommandJudgement{AnalysisOK: an.OK, Normalized: an.Normalized, Problems: an.Problems}
 	var persisted []allowPattern
 	if j.persisted != nil {
@@ -216,18 +238,15 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, agent string) CommandJudge
 			nargs += len(s.Args)
 		}
 	}
-	// ...and the allow-always patterns after them. Small judgements take one allocation.
 	var argv []string
-	if len(an.Segments) <= 2 && nargs <= 8 {
+	if len(an.Segments) <= 2 && nargs <= 10 {
 		sm := new(smallJudgement)
 		argv = sm.argv[:nargs]
 		out.Segments = sm.segs[:0:len(an.Segments)]
 	} else {
-		argv = make([]string, nargs, nargs+len(an.Segments))
+		argv = make([]string, nargs)
 		out.Segments = make([]Segment, 0, len(an.Segments))
 	}
-	patterns := argv[nargs:nargs]
-	completePatterns := true
 	for i, s := range an.Segments {
 		if !s.Judged {
 			continue
@@ -238,7 +257,7 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, agent string) CommandJudge
 		for k := range s.Args {
 			a[k] = s.Args[k].Value
 		}
-		seg, res, ok := j.segment(s, a, agent, persisted, safeOK)
+		seg, res, ok := j.segment(s, a, in.Agent, persisted, safeOK)
 		resolved[i] = res
 		out.Segments = append(out.Segments, seg)
 		if !ok {
@@ -247,16 +266,6 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, agent string) CommandJudge
 				firstMiss = describeMiss(seg)
 			}
 		}
-		if s.Kind == shell.KindCommand {
-			if res.Path == "" {
-				completePatterns = false
-			} else if p := escapeGlob(alwaysPath(s, res)); !containsString(patterns, p) {
-				patterns = append(patterns, p)
-			}
-		}
-	}
-	if an.OK && completePatterns && len(patterns) > 0 {
-		out.AlwaysPatterns = patterns
 	}
 	out.AllowlistSatisfied = an.OK && judged > 0 && satisfied
 
@@ -285,6 +294,10 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, agent string) CommandJudge
 			}
 		}
 	}
+	out.Concerns = j.concerns(an, in)
+	if len(out.Concerns) > 0 {
+		out.AllowlistSatisfied = false
+	}
 	out.Verdict, out.Rule, out.Reason = j.policy(an, out.AllowlistSatisfied, firstMiss)
 	out.Source = approval.SourcePolicy
 	if askRule != nil && out.Verdict != Deny {
@@ -292,6 +305,47 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, agent string) CommandJudge
 		out.Reason = askRule.message
 		if out.Reason == "" {
 			out.Reason = "rule " + askRule.name + " asks a human for " + showSegment(askSeg)
+		}
+	}
+	if len(out.Concerns) > 0 {
+		// Nothing allows these without a human; the card says why first.
+		c := out.Concerns[0]
+		also := ""
+		if out.Verdict != Allow {
+			also = "; also " + out.Reason
+		}
+		out.Source, out.Rule = approval.SourcePolicy, c.rule()
+		out.Reason = c.Reason
+		if len(out.Concerns) > 1 {
+			out.Reason += fmt.Sprintf(" (and %d more)", len(out.Concerns)-1)
+		}
+		out.Reason += also
+		if j.ask == "off" {
+			out.Verdict = Deny
+			out.Reason += ` (ask = "off")`
+		} else {
+			out.Verdict = Ask
+		}
+	}
+	if out.Verdict == Ask && an.OK {
+		out.AlwaysPatterns = alwaysPatterns(an, resolved)
+	}
+	return out
+}
+
+// alwaysPatterns are the resolved executables "allow always" would persist, or nil when one
+// of the commands was not found (then nothing can be persisted that covers the command).
+func alwaysPatterns(an *shell.Analysis, resolved []shell.Resolution) []string {
+	var out []string
+	for i, s := range an.Segments {
+		if !s.Judged || s.Kind != shell.KindCommand {
+			continue
+		}
+		if resolved[i].Path == "" {
+			return nil
+		}
+		if p := escapeGlob(alwaysPath(s, resolved[i])); !containsString(out, p) {
+			out = append(out, p)
 		}
 	}
 	return out
@@ -357,10 +411,10 @@ func describeMiss(s Segment) string {
 	return name + " (not found on the PATH)"
 }
 
-// segment evaluates one judged segment: resolution and what satisfies it.
+// segment evaluates one judged segment: resolution and what satisfies it. What it writes does
+// not decide here: the effects (concerns) allow writes inside the project and nothing else.
 func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persisted []allowPattern, safeOK bool) (Segment, shell.Resolution, bool) {
 	seg := Segment{Argv: argv, Executable: s.Name(), Wrappers: s.Wrappers}
-	writes := false
 	for _, w := range s.Writes {
 		t := w.Target
 		if !w.Known {
@@ -368,23 +422,15 @@ func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persi
 		}
 		seg.Writes = append(seg.Writes, t)
 	}
-	if len(s.Writes) > 0 {
-		writes = s.WritesFiles()
-	}
 	var res shell.Resolution
 	switch s.Kind {
 	case shell.KindRedirect:
-		if !writes {
-			seg.SatisfiedBy = SatisfiedBuiltin
-		}
+		seg.SatisfiedBy = SatisfiedBuiltin
 	case shell.KindBuiltin:
-		if s.Benign && !writes {
+		if s.Benign {
 			seg.SatisfiedBy = SatisfiedBuiltin
 		}
 	case shell.KindFunction:
-		if writes {
-			break
-		}
 		// The function may not be defined when the call runs (declared in a branch): then
 		// the executable of that name runs, and it must pass on its own.
 		if len(s.Args) > 0 && s.Args[0].Static {
@@ -409,7 +455,7 @@ func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persi
 		if res.Path == "" {
 			break
 		}
-		j.commandSatisfied(&seg, s, res, agent, persisted, safeOK && !writes)
+		j.commandSatisfied(&seg, s, res, agent, persisted, safeOK)
 	}
 	return seg, res, seg.SatisfiedBy != ""
 }
@@ -426,7 +472,7 @@ func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.R
 		return true
 	}
 	name := s.Base()
-	if safeOK && safeArgs(s) && j.safeBin(name, res.Path, res.Real, seg.Argv[1:]) {
+	if safeOK && safeArgs(s, name) && j.safeBin(name, res.Path, res.Real, seg.Argv[1:]) {
 		seg.SatisfiedBy = SatisfiedSafeBin
 		return true
 	}
@@ -439,8 +485,9 @@ func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.R
 
 // safeArgs is what a safe bin needs beyond its profile: literal arguments and nothing else
 // arriving (xargs), an environment that cannot reconfigure it, and no glob that could expand
-// to a file name starting with "-" (a file called --output=x turns sort * into a write).
-func safeArgs(s *shell.Segment) bool {
+// to a file name starting with "-" (a file called --output=x turns sort * into a write) unless
+// no option of the program does harm (wc -l *.go).
+func safeArgs(s *shell.Segment, name string) bool {
 	if s.MoreArgs || !s.Static() {
 		return false
 	}
@@ -450,7 +497,14 @@ func safeArgs(s *shell.Segment) bool {
 			return false
 		}
 	}
+	ts := toolSpecs[name]
+	if ts != nil && ts.injectSafe {
+		return true
+	}
 	for _, a := range s.Args[1:] {
+		if a.Static && a.Value == "--" && ts != nil && ts.opts != nil && ts.parse == nil {
+			return true // getopt reads operands from here on, whatever they expand to
+		}
 		if a.Pattern != "" && strings.IndexByte(`*?[\-`, a.Pattern[0]) >= 0 {
 			return false
 		}

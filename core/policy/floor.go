@@ -4,6 +4,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/approvebot/approvebot/core/shell"
@@ -73,6 +74,56 @@ type floorCtx struct {
 	an *shell.Analysis
 }
 
+// resolve follows the links the command line made (ln -s / x; rm -rf x/): a path through one
+// leads to its target. follow says whether the path itself is followed when it is a link
+// (dd of=LINK writes the target; rm -rf LINK removes only the link).
+func (f *floorCtx) resolve(p string, follow bool) string {
+	for range 8 {
+		changed := false
+		for _, l := range f.an.Links {
+			switch {
+			case p == l.Path && follow:
+				p, changed = l.Target, true
+			case strings.HasPrefix(p, l.Path+"/"):
+				p, changed = path.Clean(l.Target+p[len(l.Path):]), true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	return p
+}
+
+// abs makes p absolute for segment s, through the links of the command line. With the working
+// directory unknown, a path that climbs out of it with ".." may be anywhere up to /: it is
+// read as if the start were one level below /.
+func (f *floorCtx) abs(p string, s *shell.Segment, follow bool) string {
+	if p == "" {
+		return ""
+	}
+	trailing := strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.")
+	if !path.IsAbs(p) {
+		switch {
+		case s.Cwd != "":
+			p = s.Cwd + "/" + p
+		case s.CwdRel != "":
+			rel := path.Join(s.CwdRel, p)
+			if rel != ".." && !strings.HasPrefix(rel, "../") {
+				return ""
+			}
+			for rel == ".." || strings.HasPrefix(rel, "../") {
+				rel = strings.TrimPrefix(strings.TrimPrefix(rel, ".."), "/")
+			}
+			p = "/" + rel
+		default:
+			return ""
+		}
+	}
+	p = procRoot(path.Clean(p))
+	return f.resolve(p, follow || trailing)
+}
+
 func hit(rule, what string, s *shell.Segment) (FloorHit, bool) {
 	return FloorHit{Rule: rule, Reason: floorReasonPrefixes + what + " (" + showSegment(s) + ")"}, true
 }
@@ -107,7 +158,10 @@ func showSegment(s *shell.Segment) string {
 
 func (f *floorCtx) segment(s *shell.Segment) (FloorHit, bool) {
 	for _, w := range s.Writes {
-		if w.Known && isBlockDevice(absPath(w.Target, s.Cwd)) {
+		if !w.Known {
+			continue
+		}
+		if w.Pattern != "" && f.blockDevicePattern(w.Pattern, s) || isBlockDevice(f.abs(w.Target, s, true)) {
 			return hit(FloorBlockWrite, "write to the raw block device "+w.Target, s)
 		}
 	}
@@ -134,7 +188,8 @@ func (f *floorCtx) segment(s *shell.Segment) (FloorHit, bool) {
 	case strings.HasPrefix(name, "mkfs") || name == "mke2fs" || name == "mkswap" || name == "mkntfs" ||
 		name == "mkdosfs" || name == "mkexfatfs" || name == "wipefs" || name == "shred" || name == "blkdiscard" ||
 		name == "sgdisk" || name == "sfdisk" || name == "cryptsetup" || name == "nvme" || name == "badblocks" ||
-		name == "hdparm" || name == "parted" || name == "mdadm":
+		name == "hdparm" || name == "parted" || name == "mdadm" || name == "fdisk" || name == "gdisk" ||
+		name == "cgdisk" || name == "zpool" || name == "pvcreate" || name == "mkudffs":
 		h, ok = f.deviceFormat(s, name)
 	}
 	if ok {
@@ -146,9 +201,6 @@ func (f *floorCtx) segment(s *shell.Segment) (FloorHit, bool) {
 			return hit(FloorRmRoot, "deletes everything find lists under a protected directory", s)
 		}
 	}
-	if s.Code != "" && codeForkBomb(s.Code) {
-		return hit(FloorForkBomb, "fork bomb in "+s.Lang+" code", s)
-	}
 	// Windows commands that reached a POSIX shell (a Windows agent's shell tool).
 	return windowsFloor(s, true)
 }
@@ -159,19 +211,6 @@ func argValues(args []shell.Arg) []string {
 		out[i] = a.Value
 	}
 	return out
-}
-
-func absPath(p, cwd string) string {
-	if p == "" {
-		return ""
-	}
-	if !path.IsAbs(p) {
-		if cwd == "" {
-			return ""
-		}
-		p = cwd + "/" + p
-	}
-	return procRoot(path.Clean(p))
 }
 
 // procRoot maps /proc/self/root/x (and /proc/<pid>/root/x) to /x: the same file.
@@ -234,27 +273,30 @@ func classify(p, home string) target {
 // classifyArg says what deleting the argument would hit. Arguments whose value is only partly
 // known count when their known part starts with "/" and what is left is / or a system directory
 // (rm -rf /$UNSET); never for the home directory, where "$HOME/$DIR" is everyday use.
-func classifyArg(a shell.Arg, cwd, home string) target {
+func (f *floorCtx) classifyArg(a shell.Arg, s *shell.Segment) target {
 	switch {
 	case a.Known:
 		if a.Pattern != "" {
-			p := a.Pattern
-			if !path.IsAbs(p) {
-				if cwd == "" {
-					return targetNone
-				}
-				p = cwd + "/" + p
+			p := f.abs(a.Pattern, s, false)
+			if p == "" {
+				return targetNone
 			}
-			return classifyGlob(procRoot(path.Clean(p)), home)
+			// The part before the first glob may run through a link.
+			if i := strings.IndexAny(p, `*?[\@!+`); i > 0 {
+				if j := strings.LastIndexByte(p[:i], '/'); j > 0 {
+					p = f.resolve(p[:j], true) + p[j:]
+				}
+			}
+			return classifyGlob(p, s.Home)
 		}
-		p := absPath(a.Value, cwd)
+		p := f.abs(a.Value, s, false)
 		if p == "" {
 			return targetNone
 		}
-		return classify(p, home)
+		return classify(p, s.Home)
 	case a.Prefix > 0 && strings.HasPrefix(a.Value, "/"):
-		p := procRoot(path.Clean(a.Value))
-		if p == home {
+		p := procRoot(path.Clean(a.Value[:a.Prefix]))
+		if p == s.Home {
 			return targetNone
 		}
 		if t := classify(p, ""); t == targetRoot || t == targetSystem {
@@ -264,8 +306,105 @@ func classifyArg(a shell.Arg, cwd, home string) target {
 	return targetNone
 }
 
+// globMatch matches an absolute pattern against an absolute path element by element: "*" and
+// friends never cross "/", and bash's extended globs (@(…), !(…), *(…), +(…), ?(…)) are
+// understood, !(…) as "anything" (it matches nearly every name).
+func floorGlobMatch(pattern, name string) bool {
+	pe := strings.Split(strings.TrimPrefix(pattern, "/"), "/")
+	ne := strings.Split(strings.TrimPrefix(name, "/"), "/")
+	if len(pe) != len(ne) {
+		return false
+	}
+	for i := range pe {
+		if !elemMatch(pe[i], ne[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// elemMatch matches one path element against a glob with extended globs.
+func elemMatch(p, s string) bool {
+	if !strings.Contains(p, "(") {
+		return shell.Match(p, s)
+	}
+	// The first extended glob, tried each way it can match.
+	for i := 0; i+1 < len(p); i++ {
+		if p[i] == '\\' {
+			i++
+			continue
+		}
+		if strings.IndexByte("@!+*?", p[i]) < 0 || p[i+1] != '(' {
+			continue
+		}
+		end := i + 2
+		depth := 1
+		for end < len(p) && depth > 0 {
+			switch p[end] {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			}
+			end++
+		}
+		if depth != 0 {
+			return false
+		}
+		alts := splitAlts(p[i+2 : end-1])
+		prefix, rest := p[:i], p[end:]
+		var options []string
+		switch p[i] {
+		case '!':
+			options = []string{"*"}
+		case '@':
+			options = alts
+		case '?':
+			options = append([]string{""}, alts...)
+		case '*', '+':
+			// Up to two repetitions are enough for the protected names.
+			if p[i] == '*' {
+				options = append(options, "")
+			}
+			for _, a := range alts {
+				options = append(options, a)
+				for _, b := range alts {
+					options = append(options, a+b)
+				}
+			}
+		}
+		for _, o := range options {
+			if elemMatch(prefix+o+rest, s) {
+				return true
+			}
+		}
+		return false
+	}
+	return shell.Match(p, s)
+}
+
+func splitAlts(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case '|':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
 // classifyGlob matches a glob pattern (cleaned, absolute) against the protected paths: the
-// pattern itself, or a prefix of it followed only by "*" elements (/*, /etc/*, ~/*, /*/*).
+// pattern itself, or a prefix of it followed only by "*" elements (/*, /etc/*, ~/*, /*/*), or
+// the home directory's hidden files wholesale (~/.*: every configuration, key and history).
 func classifyGlob(p, home string) target {
 	elems := strings.Split(strings.TrimPrefix(p, "/"), "/")
 	worst := targetNone
@@ -274,42 +413,57 @@ func classifyGlob(p, home string) target {
 			worst = t
 		}
 	}
-	allStars := func(es []string) bool {
+	everything := func(es []string) bool {
 		for _, e := range es {
-			if e == "" || strings.Trim(e, "*") != "" {
+			if e == "" || strings.Trim(e, "*") != "" && !(strings.HasPrefix(e, "!(") && strings.HasSuffix(e, ")")) {
 				return false
 			}
 		}
 		return true
 	}
-	if allStars(elems) {
+	if everything(elems) {
 		return targetRoot
 	}
 	for k := 1; k <= len(elems); k++ {
-		if !allStars(elems[k:]) {
+		prefix := "/" + strings.Join(elems[:k], "/")
+		if !everything(elems[k:]) {
+			if home != "" && k == len(elems)-1 && dotGlobAll(elems[k]) && floorGlobMatch(prefix, home) {
+				consider(targetHome)
+			}
 			continue
 		}
-		prefix := "/" + strings.Join(elems[:k], "/")
-		if !strings.ContainsAny(prefix, `*?[\`) {
+		if !strings.ContainsAny(prefix, `*?[\@!+`) {
 			consider(classify(prefix, home))
 			continue
 		}
-		if ok, _ := path.Match(prefix, "/"); ok {
+		if floorGlobMatch(prefix, "/") {
 			consider(targetRoot)
 		}
-		if home != "" {
-			if ok, _ := path.Match(prefix, home); ok {
-				consider(targetHome)
-			}
+		if home != "" && floorGlobMatch(prefix, home) {
+			consider(targetHome)
 		}
 		for _, c := range systemCandidates {
-			if ok, _ := path.Match(prefix, c); ok {
+			if floorGlobMatch(prefix, c) {
 				consider(targetSystem)
 				break
 			}
 		}
 	}
 	return worst
+}
+
+// dotGlobAll reports a pattern that matches a directory's hidden files wholesale (.*, .[!.]*,
+// .??*), not a few of them (.cache*).
+func dotGlobAll(e string) bool {
+	if !strings.HasPrefix(e, ".") {
+		return false
+	}
+	for _, n := range []string{".ssh", ".bashrc", ".config", ".gnupg", ".profile"} {
+		if !elemMatch(e, n) {
+			return false
+		}
+	}
+	return true
 }
 
 // rmRule names the rule and says what is deleted.
@@ -351,7 +505,7 @@ func (f *floorCtx) rm(s *shell.Segment) (FloorHit, bool) {
 		return FloorHit{}, false
 	}
 	for _, a := range ops {
-		if t := classifyArg(a, s.Cwd, s.Home); t != targetNone {
+		if t := f.classifyArg(a, s); t != targetNone {
 			rule, what := rmRule(t, a)
 			return hit(rule, what, s)
 		}
@@ -373,13 +527,106 @@ type findInfo struct {
 	deletes  bool
 }
 
-// Predicates that make find select a subset of what is under its start paths.
-var narrowingTests = map[string]bool{
+// Names, paths and owners find is matched against to tell a predicate that selects a subset
+// from one that matches (nearly) everything: find / -name '*' -delete is find / -delete.
+var (
+	findProbeNames = []string{"etc", "bin", "usr", "lib", "passwd", "sda", "x", "readme", "libc.so.6"}
+	findProbePaths = []string{"/etc/passwd", "/usr/bin/ls", "/home/u/x", "/bin", "/lib/libc.so.6"}
+)
+
+// findNarrows reports whether a find test selects a subset of what is under the start paths.
+// value is its argument.
+func findNarrows(test, value string) bool {
+	all := func(probes []string, match func(string) bool) bool {
+		for _, p := range probes {
+			if !match(p) {
+				return false
+			}
+		}
+		return true
+	}
+	switch test {
+	case "-name", "-iname":
+		pat := value
+		if test == "-iname" {
+			pat = strings.ToLower(pat)
+		}
+		return !all(findProbeNames, func(n string) bool {
+			if test == "-iname" {
+				n = strings.ToLower(n)
+			}
+			return shell.Match(pat, n)
+		})
+	case "-path", "-ipath", "-wholename", "-iwholename":
+		return !all(findProbePaths, func(p string) bool { return shell.Match(value, p) })
+	case "-regex", "-iregex":
+		flags := ""
+		if test == "-iregex" {
+			flags = "(?i)"
+		}
+		re, err := regexp.Compile(flags + "^(?:" + value + ")$")
+		if err != nil {
+			return true
+		}
+		return !all(findProbePaths, re.MatchString)
+	case "-user", "-group", "-uid", "-gid":
+		return value != "root" && value != "0" && value != "wheel"
+	case "-size":
+		if strings.HasPrefix(value, "-") {
+			return false // everything smaller than: nearly every file
+		}
+		if strings.HasPrefix(value, "+") {
+			return findSizeBytes(value[1:]) >= 1<<20
+		}
+		return true
+	case "-perm":
+		return strings.Trim(strings.TrimLeft(value, "-/+"), "0") != ""
+	case "-links":
+		return value != "+0" && value != "-1000000"
+	case "-maxdepth":
+		return value == "0"
+	}
+	return true
+}
+
+// findSizeBytes reads a find -size value (N[cwbkMG], 512-byte blocks by default) in bytes.
+func findSizeBytes(v string) int64 {
+	unit := int64(512)
+	if v != "" {
+		switch v[len(v)-1] {
+		case 'c':
+			unit = 1
+		case 'w':
+			unit = 2
+		case 'b':
+			unit = 512
+		case 'k':
+			unit = 1 << 10
+		case 'M':
+			unit = 1 << 20
+		case 'G':
+			unit = 1 << 30
+		}
+		if unit != 512 || v[len(v)-1] == 'b' {
+			v = v[:len(v)-1]
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 1 << 62
+	}
+	return n * unit
+}
+
+// findTests take a value; findDeleters are the commands that destroy what find hands them.
+var findTests = map[string]bool{
 	"-name": true, "-iname": true, "-path": true, "-ipath": true, "-wholename": true, "-iwholename": true,
 	"-regex": true, "-iregex": true, "-lname": true, "-ilname": true, "-inum": true, "-samefile": true,
-	"-user": true, "-uid": true, "-group": true, "-gid": true, "-size": true, "-empty": true, "-links": true,
-	"-perm": true, "-nouser": true, "-nogroup": true,
+	"-user": true, "-uid": true, "-group": true, "-gid": true, "-size": true, "-links": true, "-perm": true,
+	"-maxdepth": true, "-newer": true, "-anewer": true, "-cnewer": true,
 }
+
+var findDeleterRE = regexp.MustCompile(`(^|[\s/;&|(])(rm|unlink|shred|srm|rmdir|truncate|wipe)(\s|$)`)
 
 func parseFind(args []shell.Arg) findInfo {
 	var fi findInfo
@@ -417,28 +664,29 @@ func parseFind(args []shell.Arg) findInfo {
 		case v == "-delete":
 			fi.deletes = true
 		case v == "-exec" || v == "-execdir" || v == "-ok" || v == "-okdir":
-			if i+1 < len(args) {
-				switch shell.Base(args[i+1].Value) {
-				case "rm", "unlink", "shred", "srm", "rmdir":
-					fi.deletes = true
-				}
-			}
+			var words []string
 			for i+1 < len(args) && args[i+1].Value != ";" && args[i+1].Value != "+" {
 				i++
+				words = append(words, args[i].Value)
+			}
+			if len(words) > 0 && findDeleterRE.MatchString(strings.Join(words, " ")) {
+				fi.deletes = true
 			}
 			i++
 		case v == "-o" || v == "-or" || v == "," || v == "!" || v == "-not":
 			negated = true
-		case narrowingTests[v] || strings.HasPrefix(v, "-newer") || v == "-anewer" || v == "-cnewer":
-			if i+1 < len(args) && (v == "-name" || v == "-iname" || v == "-path" || v == "-ipath" ||
-				v == "-wholename" || v == "-iwholename" || v == "-regex" || v == "-iregex") {
-				pat := args[i+1].Value
-				if strings.Trim(pat, "*./") == "" || pat == ".*" || pat == "/*" {
-					i++
-					continue
+		case strings.HasPrefix(v, "-newer") || v == "-empty" || v == "-nouser" || v == "-nogroup":
+			fi.narrowed = true
+			if strings.HasPrefix(v, "-newer") {
+				i++
+			}
+		case findTests[v]:
+			if i+1 < len(args) {
+				i++
+				if findNarrows(v, args[i].Value) {
+					fi.narrowed = true
 				}
 			}
-			fi.narrowed = true
 		}
 	}
 	if negated {
@@ -453,7 +701,7 @@ func (f *floorCtx) find(s *shell.Segment) (FloorHit, bool) {
 		return FloorHit{}, false
 	}
 	for _, a := range fi.starts {
-		if t := classifyArg(a, s.Cwd, s.Home); t != targetNone {
+		if t := f.classifyArg(a, s); t != targetNone {
 			rule, what := rmRule(t, a)
 			return hit(rule, what+" with find", s)
 		}
@@ -485,7 +733,7 @@ func (f *floorCtx) fromFind(s *shell.Segment) bool {
 			continue
 		}
 		for _, a := range fi.starts {
-			if classifyArg(a, p.Cwd, p.Home) != targetNone {
+			if f.classifyArg(a, p) != targetNone {
 				return true
 			}
 		}
@@ -530,7 +778,7 @@ func (f *floorCtx) perm(s *shell.Segment, name string) (FloorHit, bool) {
 		rule = FloorChownRoot
 	}
 	for _, a := range ops {
-		if t := classifyArg(a, s.Cwd, s.Home); t == targetRoot || t == targetSystem {
+		if t := f.classifyArg(a, s); t == targetRoot || t == targetSystem {
 			what := "recursive " + name + " of /"
 			if t == targetSystem {
 				what = "recursive " + name + " of a system directory " + display(a)
@@ -564,7 +812,7 @@ func (f *floorCtx) rsync(s *shell.Segment) (FloorHit, bool) {
 	if strings.ContainsRune(dst.Value, ':') {
 		return FloorHit{}, false
 	}
-	if t := classifyArg(dst, s.Cwd, s.Home); t != targetNone {
+	if t := f.classifyArg(dst, s); t != targetNone {
 		rule, what := rmRule(t, dst)
 		return hit(rule, what+" with rsync --delete", s)
 	}
@@ -608,7 +856,7 @@ func (f *floorCtx) deviceWrite(s *shell.Segment, name string) (FloorHit, bool) {
 		a := s.Args[i]
 		v := a.Value
 		if name == "dd" {
-			if strings.HasPrefix(v, "of=") && isBlockDevice(absPath(v[3:], s.Cwd)) {
+			if strings.HasPrefix(v, "of=") && f.blockDeviceArg(shell.Arg{Value: v[3:], Known: a.Known, Pattern: strings.TrimPrefix(a.Pattern, "of=")}, s) {
 				return hit(FloorBlockWrite, "dd onto the raw block device "+v[3:], s)
 			}
 			continue
@@ -629,26 +877,24 @@ func (f *floorCtx) deviceWrite(s *shell.Segment, name string) (FloorHit, bool) {
 		}
 		ops = append(ops, a)
 	}
-	var dests []string
+	var dests []shell.Arg
 	switch name {
 	case "tee":
-		for _, a := range ops {
-			dests = append(dests, a.Value)
-		}
+		dests = ops
 	case "cp", "install":
 		if target != "" {
-			dests = append(dests, target)
+			dests = append(dests, shell.Arg{Value: target, Known: true})
 		} else if len(ops) >= 2 {
-			dests = append(dests, ops[len(ops)-1].Value)
+			dests = append(dests, ops[len(ops)-1])
 		}
 	case "ddrescue":
 		if len(ops) >= 2 {
-			dests = append(dests, ops[1].Value)
+			dests = append(dests, ops[1])
 		}
 	}
 	for _, d := range dests {
-		if isBlockDevice(absPath(d, s.Cwd)) {
-			return hit(FloorBlockWrite, name+" onto the raw block device "+d, s)
+		if f.blockDeviceArg(d, s) {
+			return hit(FloorBlockWrite, name+" onto the raw block device "+d.Value, s)
 		}
 	}
 	return FloorHit{}, false
@@ -670,7 +916,12 @@ func (f *floorCtx) deviceFormat(s *shell.Segment, name string) (FloorHit, bool) 
 	}
 	switch name {
 	case "wipefs":
-		if has("-n", "--no-act") {
+		if !wipefsErases(s.Args) {
+			return FloorHit{}, false
+		}
+	case "fdisk", "gdisk", "cgdisk":
+		// Interactive tools: harmful only when fed a write ("w" on a line of its own).
+		if !feedsWrite(s) {
 			return FloorHit{}, false
 		}
 	case "sgdisk":
@@ -704,7 +955,12 @@ func (f *floorCtx) deviceFormat(s *shell.Segment, name string) (FloorHit, bool) 
 			return FloorHit{}, false
 		}
 	case "parted":
-		if !has("mklabel", "mktable", "mkpart", "rm", "resizepart") {
+		if !has("mklabel", "mktable", "mkpart", "rm", "resizepart") && !(s.Input == shell.InputText &&
+			containsWord(s.InputText, "mklabel", "mktable", "mkpart", "rm", "resizepart")) {
+			return FloorHit{}, false
+		}
+	case "zpool":
+		if !has("create", "destroy", "labelclear") {
 			return FloorHit{}, false
 		}
 	case "mdadm":
@@ -717,25 +973,110 @@ func (f *floorCtx) deviceFormat(s *shell.Segment, name string) (FloorHit, bool) 
 		if strings.HasPrefix(v, "-") || !a.Known {
 			continue
 		}
-		if isBlockDevice(absPath(v, s.Cwd)) {
+		if f.blockDeviceArg(a, s) {
 			return hit(FloorBlockFormat, name+" on the raw block device "+v, s)
 		}
 	}
 	return FloorHit{}, false
 }
 
-// codeForkBomb spots the one-liner fork bombs of scripting languages: a fork inside an endless
-// loop (perl -e 'fork while fork', python while True: os.fork(), ruby loop { fork }).
-func codeForkBomb(code string) bool {
-	c := strings.ToLower(code)
-	i := strings.Index(c, "fork")
-	if i < 0 {
+// wipefsErases reports wipefs options that erase signatures (-a, --all, -o, --offset, in
+// clusters and abbreviations) without --no-act: plain wipefs only lists them.
+func wipefsErases(args []shell.Arg) bool {
+	erase := false
+	for _, a := range args[1:] {
+		v := a.Value
+		if v == "--" {
+			break
+		}
+		if strings.HasPrefix(v, "--") {
+			name, _, _ := strings.Cut(v[2:], "=")
+			switch {
+			case name == "":
+			case strings.HasPrefix("all", name):
+				erase = true
+			case strings.HasPrefix("offset", name) && len(name) >= 2:
+				erase = true
+			case strings.HasPrefix("no-act", name) && len(name) >= 2:
+				return false
+			}
+			continue
+		}
+		if len(v) > 1 && v[0] == '-' {
+			for _, c := range v[1:] {
+				if c == 'n' {
+					return false
+				}
+				if c == 'a' || c == 'o' {
+					erase = true
+				}
+				if c == 'o' || c == 'O' || c == 't' || c == 'b' {
+					break // the rest is the option's value
+				}
+			}
+		}
+	}
+	return erase
+}
+
+// feedsWrite reports an interactive partitioning tool whose input writes the table.
+func feedsWrite(s *shell.Segment) bool {
+	if s.Input != shell.InputText {
 		return false
 	}
-	for _, m := range [...]string{"while", "loop", "for(;;)", "for (;;)", "until", "repeat", "redo", "goto"} {
-		if strings.Contains(c, m) {
+	for _, line := range strings.Split(s.InputText, "\n") {
+		if l := strings.TrimSpace(line); l == "w" || l == "W" {
 			return true
 		}
 	}
 	return false
+}
+
+func containsWord(text string, words ...string) bool {
+	for _, f := range strings.Fields(text) {
+		for _, w := range words {
+			if f == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Sample device nodes a glob over /dev is matched against.
+var sampleDevices = []string{"/dev/sda", "/dev/sdb", "/dev/sda1", "/dev/hda", "/dev/vda", "/dev/xvda", "/dev/nvme0n1",
+	"/dev/nvme0n1p1", "/dev/mmcblk0", "/dev/mmcblk0p1", "/dev/md0", "/dev/dm-0", "/dev/loop0", "/dev/sr0",
+	"/dev/mapper/root", "/dev/disk/by-id/usb-x", "/dev/disk/by-uuid/x", "/dev/mem", "/dev/nbd0", "/dev/zd0"}
+
+// blockDevicePattern reports a glob that matches a raw block device.
+func (f *floorCtx) blockDevicePattern(pat string, s *shell.Segment) bool {
+	p := pat
+	if !path.IsAbs(p) {
+		dir := f.abs(".", s, true)
+		if dir == "" {
+			return false
+		}
+		p = dir + "/" + p
+	}
+	p = path.Clean(p)
+	if i := strings.IndexAny(p, `*?[\@!+`); i > 0 {
+		if j := strings.LastIndexByte(p[:i], '/'); j > 0 {
+			p = f.resolve(p[:j], true) + p[j:]
+		}
+	}
+	for _, d := range sampleDevices {
+		if floorGlobMatch(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// blockDeviceArg reports an argument naming a raw block device, directly, through a link the
+// command line made, or as a glob.
+func (f *floorCtx) blockDeviceArg(a shell.Arg, s *shell.Segment) bool {
+	if a.Pattern != "" {
+		return f.blockDevicePattern(a.Pattern, s)
+	}
+	return a.Known && isBlockDevice(f.abs(a.Value, s, true))
 }

@@ -30,6 +30,11 @@ func FuzzFloor(f *testing.F) {
 			t.Fatalf("allowed with problems %q", got.Problems)
 		}
 		an := shell.Analyze(cmd, shell.Options{Cwd: testCwd, Home: testHome})
+		for _, p := range an.Problems {
+			if strings.HasPrefix(p, "internal error") {
+				t.Fatalf("%s", p)
+			}
+		}
 		h, hit := CheckFloor(an)
 		if !hit || h.Rule == FloorTooComplex || !an.Parsed || strings.ContainsAny(cmd, "$`\\\x00") || len(cmd) > 2000 {
 			return

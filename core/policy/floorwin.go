@@ -20,12 +20,15 @@ func windowsFloor(s *shell.Segment, raw bool) (FloorHit, bool) {
 	default:
 		return FloorHit{}, false
 	}
-	argv := make([]string, len(s.Args))
-	for i, a := range s.Args {
-		argv[i] = a.Value
-		if raw && a.Raw != "" {
-			argv[i] = a.Raw
+	argv := make([]string, 0, len(s.Args))
+	for _, a := range s.Args {
+		if !raw || a.Raw == "" {
+			argv = append(argv, a.Value)
+			continue
 		}
+		// A POSIX shell joins `C:\ x` into one word; cmd.exe and PowerShell see the
+		// backslash end C:\ and x as the next argument.
+		argv = append(argv, splitWindowsRaw(a.Raw)...)
 	}
 	switch name {
 	case "format":
@@ -54,6 +57,26 @@ func windowsFloor(s *shell.Segment, raw bool) (FloorHit, bool) {
 		}
 	}
 	return FloorHit{}, false
+}
+
+// splitWindowsRaw splits a raw POSIX word where a backslash is followed by a blank.
+func splitWindowsRaw(r string) []string {
+	var out []string
+	for {
+		i := strings.Index(r, "\\ ")
+		if j := strings.Index(r, "\\\t"); j >= 0 && (i < 0 || j < i) {
+			i = j
+		}
+		if i < 0 {
+			break
+		}
+		out = append(out, r[:i+1])
+		r = strings.TrimLeft(r[i+1:], " \t")
+	}
+	if r != "" || len(out) == 0 {
+		out = append(out, r)
+	}
+	return out
 }
 
 func hasWords(argv []string, words ...string) bool {

@@ -159,38 +159,26 @@ func TierVerdict(tier Tier, tool string, args map[string]any, facts approval.Fac
 	if Irreversible(tool, args, facts) {
 		return Ask
 	}
-	if facts.ReadOnly || facts.Idempotent {
+	if (facts.ReadOnly || facts.Idempotent) && !mutatingDespiteFacts(tool, args) {
 		return Allow
 	}
 	return Ask
 }
 
-// Irreversible reports the auto tier's tail: *_delete tools (also inside MCP names such as
-// github__delete_repo), vault_* tools, team_disband, a destructive hint, and file_ops
-// delete/move.
+// Irreversible reports the auto tier's tail: a destructive hint, a tool whose name has an
+// irreversible word in any case style (delete_repository, deleteRepository, github__delete_repo,
+// rm-file, PurgeCache, truncate_table, VaultRead, team_disband: see irreversibleWords), and
+// file_ops deleting or moving (its operation read the same way, "operation" or "op").
 func Irreversible(tool string, args map[string]any, facts approval.Facts) bool {
 	if facts.Destructive {
 		return true
 	}
-	name := strings.ToLower(tool)
-	if i := strings.LastIndex(name, "__"); i >= 0 {
-		name = name[i+2:]
-	}
-	words := strings.FieldsFunc(name, func(r rune) bool { return r == '_' || r == '-' || r == '.' })
-	for _, w := range words {
-		if w == "delete" {
-			return true
-		}
-	}
-	if strings.HasPrefix(name, "vault_") || name == "vault" || name == "team_disband" {
+	words := ToolWords(tool)
+	if anyWord(words, irreversibleWords) {
 		return true
 	}
-	if name == "file_ops" {
-		op, _ := args["operation"].(string)
-		switch strings.ToLower(op) {
-		case "delete", "move", "remove", "rename":
-			return true
-		}
+	if isFileOps(words) {
+		return fileOpOf(args) >= fileOpMove
 	}
 	return false
 }

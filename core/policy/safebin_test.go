@@ -18,7 +18,8 @@ func TestSafeBins(t *testing.T) {
 		{"cat README.md > /dev/null", true},
 		{"cat README.md 2>/dev/null", true},
 		{"cat x > ~/.bashrc", false},
-		{"cat x >> notes.txt", false},
+		{"cat x >> notes.txt", true}, // a write inside the project
+		{"cat x >> /tmp/notes.txt", false},
 		{"cat x > $OUT", false},
 		{"ls $HOME", false},
 		{"ls $(pwd)", false},
@@ -26,11 +27,13 @@ func TestSafeBins(t *testing.T) {
 		{"grep -f patterns.txt file", true},
 		{"head -n 5 file", true},
 		{"tail -f log", true},
-		{"wc -l *.go", false},
+		{"wc -l *.go", true}, // no option of wc does harm when a file name supplies it
 		{"wc -l ./*.go", true},
 		{"wc -l src/*.go", true},
 		{"sort *", false},
-		{"cat -- -*", false},
+		{"cat -- -*", true},
+		{"sort -- -*", true},
+		{"sort -u *.txt", false},
 		{"LC_ALL=C sort file", true},
 		{"RIPGREP_CONFIG_PATH=./x rg foo", false},
 		{"HOME=/tmp/x git log", false},
@@ -124,7 +127,7 @@ func TestSafeBins(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.cmd, func(t *testing.T) {
 			got := j.Judge(CommandInput{Command: tc.cmd, Cwd: env.root})
-			safe := len(got.Segments) > 0
+			safe := len(got.Segments) > 0 && got.Verdict == Allow
 			for _, s := range got.Segments {
 				if s.SatisfiedBy != SatisfiedSafeBin {
 					safe = false

@@ -49,3 +49,42 @@ func BenchmarkRender(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMask measures masking alone on the inputs that stress it: a typical command, a
+// long line of shell words, text with invisible separators (folded views), and 100 KB of
+// mixed text with newlines.
+func BenchmarkMask(b *testing.B) {
+	words := strings.Repeat("echo a=b c,d x=y | grep -v z && ", 2000)
+	invisible := strings.Repeat("word\u00a0word\u200bword ", 4000)
+	mixed := strings.Repeat("curl -H 'Authorization: Bearer abc' https://x \\\n  --data 'k=v' # note\n", 1500)
+	for _, bc := range []struct{ name, in string }{
+		{"typical", "cd /srv/app && git pull && GITHUB_TOKEN=ghp_" + strings.Repeat("aB3", 12) + " ./deploy.sh --api-key " + strings.Repeat("k9Z", 10)},
+		{"words", words},
+		{"invisible", invisible},
+		{"mixed", mixed},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				Mask(bc.in)
+			}
+		})
+	}
+}
+
+// BenchmarkMaskHostile measures masking of 80 KB lines built to make it search the same
+// text again for every name (each was quadratic or worse before: "token=" × 13 000 took
+// over a minute).
+func BenchmarkMaskHostile(b *testing.B) {
+	for _, unit := range []string{"password=", "token=", "--token=", "?token=", "machine h login u ", "Bearer ",
+		"echo x | docker login --password-stdin | ", "a=password=b "} {
+		s := strings.Repeat(unit, 80000/len(unit))
+		b.Run(strings.TrimSpace(unit), func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				Mask(s)
+			}
+		})
+	}
+}

@@ -24,6 +24,12 @@ const (
 	maxReasonLen    = 300
 )
 
+// Labels of the request's context on every card.
+const (
+	LabelCwd         = "Directory"
+	LabelAgentReason = "Agent's reason (its own words, unverified)"
+)
+
 // timeLayout shows times in UTC on every platform.
 const timeLayout = "2006-01-02 15:04:05 UTC"
 
@@ -81,7 +87,13 @@ func (c Card) sanitize() Card {
 	c.Summary = Redact(c.Summary, MaxSummary)
 	c.Agent = Redact(c.Agent, maxAgentLen)
 	c.Session = Redact(c.Session, maxSessionLen)
-	c.Cwd = Redact(c.Cwd, maxCwdLen)
+	// A directory's tail says most about it: cut in the middle. (Only a hand-built card can
+	// carry one longer than the server accepts; that is cut at the end, to bound the work.)
+	if len(c.Cwd) <= maxRaw {
+		c.Cwd = CutMiddle(Redact(c.Cwd, -1), maxCwdLen)
+	} else {
+		c.Cwd = Redact(c.Cwd, maxCwdLen)
+	}
 	c.AgentReason = Redact(c.AgentReason, maxAgentWhyLen)
 	if !ValidRequestID(c.RequestID) {
 		c.RequestID = Clean(c.RequestID, RequestIDLen)
@@ -202,11 +214,14 @@ func metaFields(c Card) []field {
 	if c.Session != "" {
 		f = append(f, field{"Session", c.Session})
 	}
+	// The directory and the agent's stated reason are lines of their own, never part of
+	// the action: a human must see where "rm -rf ./build" runs, and that the reason is only
+	// what the agent claims.
 	if c.Cwd != "" {
-		f = append(f, field{"Dir", c.Cwd})
+		f = append(f, field{LabelCwd, c.Cwd})
 	}
 	if c.AgentReason != "" {
-		f = append(f, field{"Agent's reason", c.AgentReason})
+		f = append(f, field{LabelAgentReason, c.AgentReason})
 	}
 	return f
 }

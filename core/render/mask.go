@@ -61,8 +61,12 @@ type nameRule struct {
 }
 
 // shortValueWindow is how far after a name a value is first looked for; a match reaching
-// it (or an open quote) is retried up to the end of the line.
-const shortValueWindow = 128
+// it (or an open quote) is retried up to the end of the line — for at most maxLongValues
+// names of one rule in one text.
+const (
+	shortValueWindow = 128
+	maxLongValues    = 8
+)
 
 type compiledRule struct {
 	secretRule
@@ -97,6 +101,8 @@ type candidate struct {
 	a, b int
 	name string
 	keep int
+	// forced candidates are masked without the rule's validator (see nameCandidates).
+	forced bool
 }
 
 // span is one secret to hide: text[start:end]. keep is where the kept part of its match
@@ -248,7 +254,9 @@ func (r *compiledRule) nameCandidates(s, lower string) []candidate {
 	flag := r.names.flag
 	var out []candidate
 	seen := map[int]bool{}
+	long := 0 // values searched to the end of their line
 	for _, kw := range r.keywords {
+		eol := -1 // the end of the line of the last name, while names stay on it
 		for off := 0; ; {
 			i := strings.Index(lower[off:], kw)
 			if i < 0 {
@@ -287,13 +295,24 @@ func (r *compiledRule) nameCandidates(s, lower string) []candidate {
 			}
 			// A value never spans lines: look for it up to the end of the line, first in a
 			// short window (the expression's cost grows with its input).
-			eol := len(s)
-			if i := strings.IndexByte(s[end:], '\n'); i >= 0 {
-				eol = end + i
+			if end > eol {
+				eol = len(s)
+				if i := strings.IndexByte(s[end:], '\n'); i >= 0 {
+					eol = end + i
+				}
 			}
 			limit := min(eol, end+shortValueWindow)
 			m := r.re.FindStringSubmatchIndex(s[end:limit])
 			if limit < eol && (m != nil && m[1] == limit-end || m == nil && strings.ContainsAny(s[end:min(limit, end+16)], `"'`)) {
+				if long == maxLongValues {
+					// A line with this many long values is not an honest command: rather
+					// than search the rest of the line again for each name (quadratic), mask
+					// it all (fail closed).
+					out = append(out, candidate{a: end, b: eol, name: s[start:end], keep: start, forced: true})
+					off = max(off, eol)
+					continue
+				}
+				long++
 				m = r.re.FindStringSubmatchIndex(s[end:eol])
 			}
 			if m == nil {
@@ -302,17 +321,60 @@ func (r *compiledRule) nameCandidates(s, lower string) []candidate {
 			for _, c := range r.fromMatches(s, end, [][]int{m}, s[start:end]) {
 				c.keep = start
 				out = append(out, c)
+				// Names inside a secret's value are masked with it: searching them again
+				// would make "password=password=…" quadratic.
+				if r.valid == nil || r.valid(c.name, s[c.a:c.b]) {
+					off = max(off, c.b)
+				}
 			}
 		}
 	}
 	return out
 }
 
-// findSecrets returns the secret spans of s, sorted and merged where they overlap.
+// findSecrets returns the secret spans of s, sorted and merged where they overlap: those of
+// the text as written and those of its folded views (mask_fold.go), mapped back.
 func findSecrets(s string) []span {
 	if s == "" {
 		return nil
 	}
+	spans := rawSpans(s, true)
+	for _, v := range foldedViews(s) {
+		if v.text == "" {
+			continue
+		}
+		// The command-line rules read continuations themselves, and a separator inside a
+		// word does not change what a command does with it: the catalog alone here.
+		for _, sp := range rawSpans(v.text, false) {
+			spans = append(spans, v.span(sp))
+		}
+	}
+	if len(spans) == 0 {
+		return nil
+	}
+	sort.Slice(spans, func(i, j int) bool {
+		if spans[i].start != spans[j].start {
+			return spans[i].start < spans[j].start
+		}
+		return spans[i].end > spans[j].end
+	})
+	merged := spans[:1]
+	for _, sp := range spans[1:] {
+		last := &merged[len(merged)-1]
+		if sp.start < last.end {
+			if sp.end > last.end {
+				last.end = sp.end
+			}
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	return merged
+}
+
+// rawSpans returns the secret spans the catalog and, with shell, the command-line rules
+// (mask_shell.go) find in s, unsorted and unmerged.
+func rawSpans(s string, shell bool) []span {
 	lower := asciiLower(s)
 	exact, folded := bytesOf(s), bytesOf(lower)
 	var spans []span
@@ -323,11 +385,14 @@ func findSecrets(s string) []span {
 			if alreadyMasked(value) || strings.HasPrefix(s[c.b:], Ellipsis+MaskMark) || strings.HasPrefix(s[c.b:], MaskMark) {
 				continue
 			}
-			if r.valid != nil && !r.valid(c.name, value) {
+			if r.valid != nil && !c.forced && !r.valid(c.name, value) {
 				continue
 			}
 			spans = append(spans, span{start: c.a, end: c.b, keep: c.keep, generic: r.generic, rule: r.id})
 		}
+	}
+	if shell && containsAny(lower, shellTriggers, folded) {
+		spans = append(spans, shellSecretSpans(s)...)
 	}
 	if len(spans) == 0 {
 		return nil
@@ -355,24 +420,7 @@ func findSecrets(s string) []span {
 			}
 		}
 	}
-	sort.Slice(spans, func(i, j int) bool {
-		if spans[i].start != spans[j].start {
-			return spans[i].start < spans[j].start
-		}
-		return spans[i].end > spans[j].end
-	})
-	merged := spans[:1]
-	for _, sp := range spans[1:] {
-		last := &merged[len(merged)-1]
-		if sp.start < last.end {
-			if sp.end > last.end {
-				last.end = sp.end
-			}
-			continue
-		}
-		merged = append(merged, sp)
-	}
-	return merged
+	return spans
 }
 
 // hasDiscordShape: a Discord bot token has two dots seven bytes apart.
@@ -594,6 +642,7 @@ var varRef = regexp.MustCompile(`^\$(?:\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)
 
 // placeholder values say nothing secret and keep commands readable.
 func isPlaceholder(v string) bool {
+	v = strings.TrimSpace(v)
 	switch strings.ToLower(v) {
 	case "", "null", "none", "nil", "true", "false", "undefined", "***", "****", "*****",
 		"bearer", "basic", "token", "digest", "stdin", "-", "[redacted]", "redacted", "<redacted>":

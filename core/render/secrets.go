@@ -22,6 +22,13 @@ import "regexp"
 
 func rx(s string) *regexp.Regexp { return regexp.MustCompile(s) }
 
+// .netrc tokens are separated by white space, which a printf format or a JSON string
+// writes as \n or \t (\\n once more escaped).
+const (
+	netrcSep = `(?:\s|\\+[nt])+`
+	netrcTok = `[^\s\\'"]+`
+)
+
 // Boundaries: RE2 has no look-behind, so a token that must not be the tail of a longer word
 // starts with (?:^|[^A-Za-z0-9_]) outside the kept part, or uses \b where the prefix is
 // alphanumeric.
@@ -229,7 +236,7 @@ var catalog = compileRules([]secretRule{
 		re:    rx(`^=(?P<s>[^&#\s"'<>]+)`),
 		valid: validAssignment},
 	{id: "authorization-header", generic: true, kind: "Authorization", keywords: []string{"authorization"},
-		re:    rx(`(?i)\b(?:proxy-)?authorization(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?(?:(?:bearer|basic|token|digest|bot|apikey|api-key|sso-key|negotiate|ntlm|hmac|gitlab-token|aws4-hmac-sha256|splunk|otp)\s+)?(?P<s>[^\s"',;\\][^\n"'\\]*)`),
+		re:    rx(`(?i)\b(?:proxy-)?authorization(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?(?:(?:bearer|basic|token|digest|bot|apikey|api-key|sso-key|negotiate|ntlm|hmac|gitlab-token|aws4-hmac-sha256|splunk|otp)\s+)?(?P<s>[^\s"',;\\` + "`" + `][^\n"'\\` + "`" + `]*)`),
 		valid: notPlaceholder},
 	{id: "bearer-token", generic: true, kind: "Bearer", keywords: []string{"bearer"},
 		re:    rx(`(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/=][A-Za-z0-9._~+/=\-]{7,})`),
@@ -239,6 +246,14 @@ var catalog = compileRules([]secretRule{
 	{id: "curl-user", generic: true, kind: "curl -u", keywords: []string{" -u", " --user", " -a", " --auth"}, back: 1024, fwd: 512,
 		// curl -u user:pass, --user user:pass, httpie -a user:pass: keeps the user.
 		re:    rx(`\b(?:curl|wget|https?|xh|httpie)\b[^\n|;&]*?\s(?:-u|--user|-a|--auth)(?:=|\s*)(?:\\?["'])?[^\s:"']+:(?P<s>[^\s"']+)`),
+		valid: notPlaceholder},
+	{id: "netrc-password", generic: true, kind: ".netrc password", keywords: []string{"machine", "login"}, fwd: 1024,
+		// machine HOST login USER password PASS (.netrc, .authinfo), on one line or several,
+		// also with literal \n between the tokens (printf '…\npassword PASS\n' > ~/.netrc)
+		// and inside JSON strings (\\n, \").
+		re: rx(`(?i)(?:\bmachine` + netrcSep + netrcTok + `|\bdefault` + netrcSep + `login` + netrcSep + netrcTok + `|\blogin` + netrcSep + netrcTok + `)` +
+			`(?:` + netrcSep + `(?:login|account|port|protocol|machine)` + netrcSep + netrcTok + `){0,6}?` +
+			netrcSep + `(?:password|passwd)` + netrcSep + `(?P<s>\\?"(?:[^"\\]|\\[^"])*\\?"|[^\s\\'"]+)`),
 		valid: notPlaceholder},
 	{id: "mysql-password-flag", generic: true, kind: "-p password", keywords: []string{"mysql", "mariadb"},
 		re:    rx(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlsh|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p(?P<s>[^\s-][^\s]*)`),

@@ -1,6 +1,7 @@
 // Package render turns an agent's raw action into what a human may see: a masked, hardened,
-// one-line summary of at most 200 characters (summary.go, mask.go and the catalog in
-// secrets.go, harden.go), the channel-neutral card (card.go, layout.go), and the exact
+// one-line summary of at most 200 characters (summary.go, mask.go with the catalog in
+// secrets.go, the command-line rules in mask_shell.go and the folded views in
+// mask_fold.go, harden.go), the channel-neutral card (card.go, layout.go), and the exact
 // request bodies of each platform's API for a pending, resolved or expired card and for the
 // "details" view (telegram.go, slack.go, discord.go, cards.go), built as pure functions with
 // every platform limit a named constant. Button data is one opaque encoding for all
@@ -204,6 +205,24 @@ func Cut(s string, max int) (string, bool) {
 		n++
 	}
 	return s, false
+}
+
+// CutMiddle shortens s to at most max runes by replacing its middle with an ellipsis, so
+// that both ends stay visible (a path's deepest directories are the telling ones). It is
+// idempotent: a string of at most max runes is returned unchanged.
+func CutMiddle(s string, max int) string {
+	n := utf8.RuneCountInString(s)
+	if n <= max {
+		return s
+	}
+	if max <= 1 {
+		out, _ := Cut(s, max)
+		return out
+	}
+	tail := (max - 1) / 2
+	head := max - 1 - tail
+	runes := []rune(s)
+	return string(runes[:head]) + Ellipsis + string(runes[n-tail:])
 }
 
 // Mask hides secrets in text that will be shown or logged (summaries, details, reasons,

@@ -26,6 +26,25 @@ func (w *walker) ssh(base string, args []Arg) {
 			w.sshOption(args[i].Value, args[i].Static)
 		case strings.HasPrefix(v, "-o") && len(v) > 2:
 			w.sshOption(v[2:], args[i].Static)
+		case v == "-S" && base != "ssh" && i+1 < len(args):
+			// scp -S and sftp -S: the program run instead of ssh.
+			i++
+			w.hiddenArgv(base+" -S", args[i:i+1])
+		case v == "-D" && base == "sftp" && i+1 < len(args):
+			i++
+			w.hiddenScript("sftp -D", args[i].Value, args[i].Known)
+		case v == "-b" && base == "sftp" && i+1 < len(args):
+			i++
+			if isStdinPath(args[i].Value) || args[i].Value == "-" {
+				if text, kind := w.stdinText(); kind == stdinKnown {
+					w.edScript("sftp -b", text)
+				}
+			}
+			w.problem("sftp -b runs a batch of commands")
+		case v == "-I" && base == "ssh":
+			w.problem("ssh -I loads a PKCS#11 library")
+		case v == "-F" && i+1 < len(args) && (isStdinPath(args[i+1].Value) || args[i+1].Value == "-"):
+			w.problem("ssh -F reads its configuration from the standard input")
 		}
 	}
 	if r.bad != "" {
@@ -45,7 +64,7 @@ func (w *walker) ssh(base string, args []Arg) {
 		return
 	}
 	c := w.floorOnly("ssh")
-	c.cwd, c.home = remoteHome, remoteHome
+	c.cwd, c.home, c.cwdRel = remoteHome, remoteHome, ""
 	c.stdin = stdinNone()
 	c.shellString("ssh", args, from)
 }
@@ -64,10 +83,14 @@ func (w *walker) sshOption(kv string, static bool) {
 		if val == "" || strings.EqualFold(val, "none") {
 			return
 		}
-		w.script("ssh -o "+key, val, nil, true)
+		w.hiddenScript("ssh -o "+key, val, true)
+	case "pkcs11provider", "securitykeyprovider", "include", "permitlocalcommand":
+		if strings.ToLower(strings.TrimSpace(key)) != "permitlocalcommand" {
+			w.problem("ssh -o %s loads code or configuration", key)
+		}
 	case "remotecommand":
 		c := w.floorOnly("ssh")
-		c.cwd, c.home = remoteHome, remoteHome
+		c.cwd, c.home, c.cwdRel = remoteHome, remoteHome, ""
 		c.script("ssh", val, nil, true)
 	}
 }
@@ -95,60 +118,10 @@ func (w *walker) find(args []Arg) {
 		if c == nil {
 			return
 		}
-		c.stdin = stdinNone()
-		c.pipe, c.pipePos = 0, 0
-		c.writes = nil
+		c.hide("find " + op)
 		if op == "-execdir" || op == "-okdir" {
-			c.cwd = ""
+			c.unknownCwd()
 		}
 		c.command(inner)
 	}
-}
-
-// git records git and judges the commands hidden in -c options (aliases, pagers, editors…).
-func (w *walker) git(args []Arg) {
-	w.emit(args, KindCommand)
-	for i := 1; i < len(args); i++ {
-		v := args[i].Value
-		switch {
-		case v == "-c" && i+1 < len(args):
-			i++
-			w.gitConfig(args[i].Value, args[i].Static)
-		case v == "-C" || v == "--git-dir" || v == "--work-tree" || v == "--namespace" || v == "--exec-path" ||
-			v == "--config-env" || v == "--super-prefix" || v == "--list-cmds" || v == "--attr-source":
-			i++
-		case strings.HasPrefix(v, "-"):
-		default:
-			return
-		}
-	}
-}
-
-func (w *walker) gitConfig(kv string, static bool) {
-	key, val, _ := strings.Cut(kv, "=")
-	key = strings.ToLower(key)
-	run := false
-	switch {
-	case strings.HasPrefix(key, "alias."), key == "credential.helper":
-		if strings.HasPrefix(val, "!") {
-			val, run = val[1:], true
-		}
-	case key == "core.pager", key == "core.sshcommand", key == "core.editor", key == "core.fsmonitor",
-		key == "core.askpass", key == "diff.external", key == "sequence.editor", key == "gpg.program",
-		key == "uploadpack.packobjectshook", key == "core.hookspath", strings.HasPrefix(key, "pager."),
-		strings.HasPrefix(key, "filter.") && (strings.HasSuffix(key, ".clean") || strings.HasSuffix(key, ".smudge") || strings.HasSuffix(key, ".process")),
-		strings.HasPrefix(key, "diff.") && (strings.HasSuffix(key, ".textconv") || strings.HasSuffix(key, ".command")),
-		strings.HasPrefix(key, "merge.") && strings.HasSuffix(key, ".driver"):
-		run = true
-	}
-	if !run {
-		return
-	}
-	if !static {
-		w.problem("git -c %s is not a literal", key)
-	}
-	if val == "" || key == "core.fsmonitor" && (val == "true" || val == "false") {
-		return
-	}
-	w.script("git -c "+key, val, nil, true)
 }

@@ -3,7 +3,6 @@ package shell
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"path"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -27,6 +26,13 @@ func (w *walker) evalStmts(stmts []*syntax.Stmt, stdin stdinState) (string, bool
 		}
 	}
 	return out.String(), true
+}
+
+// evalSub works out the output of a command or process substitution: a subshell, whose
+// assignments and cd stay inside.
+func (w *walker) evalSub(stmts []*syntax.Stmt) (string, bool) {
+	c := w.sub()
+	return c.evalStmts(stmts, stdinNone())
 }
 
 func (w *walker) evalPipe(elems []*syntax.Stmt, stdin stdinState) (string, bool) {
@@ -104,9 +110,30 @@ func (w *walker) evalStmt(s *syntax.Stmt, stdin stdinState) (string, bool) {
 
 func (w *walker) evalCall(c *syntax.CallExpr, stdin stdinState) (string, bool) {
 	if len(c.Args) == 0 {
+		for _, a := range c.Assigns {
+			if a.Name == nil || a.Array != nil || a.Index != nil {
+				return "", false
+			}
+			v, ok := w.wordString(a.Value)
+			if a.Append {
+				old, known := w.lookup(a.Name.Value)
+				v, ok = old+v, ok && known
+			}
+			w.setVar(a.Name.Value, varVal{val: v, known: ok})
+		}
 		return "", len(c.Assigns) > 0
 	}
-	args := w.expandWords(c.Args, nil)
+	return w.evalArgs(w.expandWords(c.Args, nil), stdin)
+}
+
+// approx reports an output worked out only approximately: good enough for the floor, not a
+// proof.
+func (w *walker) approx(what string) {
+	w.problem("the output of %s is approximated", what)
+}
+
+// evalArgs works out the output of one simple command from its expanded arguments.
+func (w *walker) evalArgs(args []Arg, stdin stdinState) (string, bool) {
 	if len(args) == 0 {
 		return "", false
 	}
@@ -139,7 +166,11 @@ func (w *walker) evalCall(c *syntax.CallExpr, stdin stdinState) (string, bool) {
 		if len(a) == 0 || a[0] == "-v" {
 			return "", false
 		}
-		return evalPrintf(a[0], a[1:]), true
+		out, exact := evalPrintf(a[0], a[1:])
+		if !exact {
+			w.approx("printf")
+		}
+		return out, true
 	case "cat":
 		for _, a := range argv[1:] {
 			if a != "-" && a != "-u" {
@@ -166,16 +197,33 @@ func (w *walker) evalCall(c *syntax.CallExpr, stdin stdinState) (string, bool) {
 			return "", false
 		}
 		if !dec {
-			return base64.StdEncoding.EncodeToString([]byte(s)) + "\n", true
+			enc := base64.StdEncoding.EncodeToString([]byte(s))
+			var b strings.Builder
+			for len(enc) > 76 {
+				b.WriteString(enc[:76])
+				b.WriteByte('\n')
+				enc = enc[76:]
+			}
+			b.WriteString(enc)
+			b.WriteByte('\n')
+			return b.String(), true
 		}
-		return decodeBase64(s)
+		out, exact, ok := decodeBase64(s)
+		if ok && !exact {
+			w.approx("base64 -d")
+		}
+		return out, ok
 	case "openssl":
 		if len(argv) >= 3 && (argv[1] == "base64" || argv[1] == "enc") && contains(argv[2:], "-d") {
 			s, ok := in()
 			if !ok {
 				return "", false
 			}
-			return decodeBase64(s)
+			out, _, ok := decodeBase64(s)
+			if ok {
+				w.approx("openssl base64")
+			}
+			return out, ok
 		}
 	case "rev":
 		if len(argv) > 1 {
@@ -216,24 +264,136 @@ func (w *walker) evalCall(c *syntax.CallExpr, stdin stdinState) (string, bool) {
 		}
 		return string(b), true
 	case "pwd":
-		if w.cwd == "" {
+		if w.cwd == "" || len(argv) > 1 && argv[1] != "-L" {
 			return "", false
 		}
 		return w.cwd + "\n", true
+	case "cd":
+		// Inside $(…): the directory pwd prints afterwards.
+		if len(argv) == 1 {
+			h, ok := w.lookup("HOME")
+			w.cwd = h
+			return "", ok
+		}
+		if len(argv) != 2 || argv[1] == "-" || strings.HasPrefix(argv[1], "-") {
+			return "", false
+		}
+		w.cwd = joinCwd(w.cwd, argv[1])
+		return "", w.cwd != ""
 	case "dirname":
-		if len(argv) != 2 {
+		if len(argv) != 2 || strings.HasPrefix(argv[1], "-") {
 			return "", false
 		}
-		return path.Dir(argv[1]) + "\n", true
+		return dirname(argv[1]) + "\n", true
 	case "basename":
-		if len(argv) != 2 {
+		if len(argv) < 2 || len(argv) > 3 || strings.HasPrefix(argv[1], "-") {
 			return "", false
 		}
-		return path.Base(argv[1]) + "\n", true
+		b := basename(argv[1])
+		if len(argv) == 3 && b != argv[2] {
+			b = strings.TrimSuffix(b, argv[2])
+		}
+		return b + "\n", true
 	case "true", ":":
 		return "", true
+	case "tee":
+		// What tee passes on; the files it writes are recorded by the walk.
+		return in()
+	case "head", "tail":
+		n, ok := lineCount(argv[1:])
+		if !ok {
+			return "", false
+		}
+		s, ok := in()
+		if !ok {
+			return "", false
+		}
+		lines := strings.SplitAfter(s, "\n")
+		if len(lines) > 0 && lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		if n > len(lines) {
+			n = len(lines)
+		}
+		if Base(argv[0]) == "head" {
+			return strings.Join(lines[:n], ""), true
+		}
+		return strings.Join(lines[len(lines)-n:], ""), true
+	case "yes":
+		line := "y"
+		if len(argv) > 1 {
+			line = strings.Join(argv[1:], " ")
+		}
+		// yes never stops; a hundred lines stand for what a reader takes.
+		w.approx("yes")
+		return strings.Repeat(line+"\n", 100), true
 	}
 	return "", false
+}
+
+// lineCount reads head's and tail's -n N, -N and --lines=N (10 by default).
+func lineCount(args []string) (int, bool) {
+	n := 10
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		v := ""
+		switch {
+		case a == "-n" || a == "--lines":
+			if i+1 >= len(args) {
+				return 0, false
+			}
+			i++
+			v = args[i]
+		case strings.HasPrefix(a, "--lines="):
+			v = a[len("--lines="):]
+		case strings.HasPrefix(a, "-n"):
+			v = a[2:]
+		case len(a) > 1 && a[0] == '-' && isDigits(a[1:]):
+			v = a[1:]
+		default:
+			return 0, false
+		}
+		if !isDigits(v) {
+			return 0, false
+		}
+		n, _ = strconv.Atoi(v)
+	}
+	return n, true
+}
+
+// dirname is GNU dirname of one name.
+func dirname(p string) string {
+	t := strings.TrimRight(p, "/")
+	if t == "" {
+		if p == "" {
+			return "."
+		}
+		return "/"
+	}
+	i := strings.LastIndexByte(t, '/')
+	if i < 0 {
+		return "."
+	}
+	d := strings.TrimRight(t[:i], "/")
+	if d == "" {
+		return "/"
+	}
+	return d
+}
+
+// basename is GNU basename of one name.
+func basename(p string) string {
+	t := strings.TrimRight(p, "/")
+	if t == "" {
+		if p == "" {
+			return ""
+		}
+		return "/"
+	}
+	if i := strings.LastIndexByte(t, '/'); i >= 0 {
+		return t[i+1:]
+	}
+	return t
 }
 
 func contains(list []string, s string) bool {
@@ -245,19 +405,30 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func decodeBase64(s string) (string, bool) {
+// decodeBase64 decodes what base64 -d reads; exact is false when GNU base64 would not
+// accept it as it stands (other alphabets, missing padding).
+func decodeBase64(s string) (out string, exact, ok bool) {
 	clean := strings.Map(func(r rune) rune {
-		if r == ' ' || r == '\n' || r == '\r' || r == '\t' {
+		if r == '\n' || r == '\r' {
 			return -1
 		}
 		return r
 	}, s)
+	if b, err := base64.StdEncoding.DecodeString(clean); err == nil {
+		return string(b), true, true
+	}
+	clean = strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\t' {
+			return -1
+		}
+		return r
+	}, clean)
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 		if b, err := enc.DecodeString(clean); err == nil {
-			return string(b), true
+			return string(b), false, true
 		}
 	}
-	return "", false
+	return "", false, false
 }
 
 func evalEcho(args []string) string {
@@ -357,10 +528,16 @@ func escapeLen(s string) int {
 	return 0
 }
 
-// evalPrintf implements the common printf directives.
-func evalPrintf(format string, args []string) string {
+// evalPrintf implements the common printf directives; exact is false when the output is only
+// an approximation of bash's (widths, precisions, %q, %x of a non-number, dates, floats…).
+func evalPrintf(format string, args []string) (string, bool) {
 	var b strings.Builder
-	for round := 0; round < 64; round++ {
+	exact := true
+	for round := 0; ; round++ {
+		if round >= 64 {
+			exact = false
+			break
+		}
 		used := 0
 		next := func() string {
 			if used < len(args) {
@@ -369,9 +546,14 @@ func evalPrintf(format string, args []string) string {
 			}
 			return ""
 		}
-		for i := 0; i < len(format); i++ {
+		stop := false
+		for i := 0; i < len(format) && !stop; i++ {
 			c := format[i]
 			if c == '\\' && i+1 < len(format) {
+				if format[i+1] == 'c' {
+					stop = true
+					break
+				}
 				n := escapeLen(format[i+1:])
 				if format[i+1] == '0' {
 					v, m := parseBase(format[i+2:], 8, 3)
@@ -392,11 +574,15 @@ func evalPrintf(format string, args []string) string {
 				continue
 			}
 			j := i + 1
-			for j < len(format) && strings.IndexByte("-+ #0123456789.", format[j]) >= 0 {
+			for j < len(format) && strings.IndexByte("-+ #0123456789.*", format[j]) >= 0 {
 				j++
+			}
+			if j > i+1 {
+				exact = false // widths and flags
 			}
 			if j >= len(format) {
 				b.WriteString(format[i:])
+				exact = false
 				break
 			}
 			switch format[j] {
@@ -405,41 +591,51 @@ func evalPrintf(format string, args []string) string {
 			case 's':
 				b.WriteString(next())
 			case 'b':
-				s, _ := echoEscapes(next())
+				s, st := echoEscapes(next())
 				b.WriteString(s)
+				if st {
+					stop = true
+				}
 			case 'c':
 				if s := next(); s != "" {
 					_, n := utf8.DecodeRuneInString(s)
 					b.WriteString(s[:n])
 				}
-			case 'd', 'i', 'u':
-				n, _ := strconv.Atoi(strings.TrimSpace(next()))
-				b.WriteString(strconv.Itoa(n))
-			case 'x', 'X', 'o':
-				n, _ := strconv.Atoi(strings.TrimSpace(next()))
-				base := 16
-				if format[j] == 'o' {
+			case 'd', 'i', 'u', 'x', 'X', 'o':
+				a := strings.TrimSpace(next())
+				n, err := strconv.ParseInt(a, 10, 64)
+				if err != nil && a != "" {
+					exact = false
+				}
+				base := 10
+				switch format[j] {
+				case 'x', 'X':
+					base = 16
+				case 'o':
 					base = 8
 				}
-				s := strconv.FormatInt(int64(n), base)
+				s := strconv.FormatInt(n, base)
 				if format[j] == 'X' {
 					s = strings.ToUpper(s)
 				}
 				b.WriteString(s)
 			default:
+				exact = false
 				b.WriteString(format[i : j+1])
+				next()
 			}
 			i = j
 		}
-		if used == 0 || used >= len(args) {
+		if stop || used == 0 || used >= len(args) {
 			break
 		}
 		args = args[used:]
 		if b.Len() > maxValue {
+			exact = false
 			break
 		}
 	}
-	return b.String()
+	return b.String(), exact
 }
 
 func revLines(s string) string {

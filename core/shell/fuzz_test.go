@@ -37,6 +37,23 @@ var fuzzSeeds = []string{
 	"a=b=c d",
 	"a  &&   b ;c|d   ||e",
 	"x 'a b' \"c d\" e'f'\"g\"",
+	// Issue 12.
+	"ln",
+	"ln -s",
+	"mknod x b",
+	"x='a[$(id)]'; [[ $x -eq 1 ]]; test -v 'a[$(id)]'; (( z = y + 1 ))",
+	"a=(/ x); rm -rf \"${a[@]}\" ${a[0]} ${a[$(id)]} ${!a} ${!a*} ${a@P}",
+	"declare -i i; i='a[$(id)]'; read -r X Y <<< '/ x'; printf -v Z %s /",
+	"git -c alias.x='!id' -c core.pager=less rebase -x id --exec=id",
+	"tar cfI x.tar zstd --to-com=id; rsync -avze ssh a b:; make -E 'a:;id' SHELL=sh",
+	"tmux new -d id \\; send-keys id Enter; parallel 'echo {}' ::: a b",
+	"sed -n '1e id' -e 's/x/y/e;w out' f; sqlite3 db .shell id",
+	"while :; do x & done; for ((;;)); do y & done; f() { g & }; g() { f & }",
+	"echo /* | xargs rm -rf; for d in /*; do rm -rf $d; done; rm -rf /!(x) ~/.*",
+	"ln -s / r; rm -rf r/; mknod d b 8 0; dd of=d; fdisk /dev/sda <<< w",
+	"cd ../..; rm -rf *; echo 'id' > x.sh; bash x.sh; source ./x.sh",
+	"awk -v c=id 'BEGIN{system(c); print | c}'",
+	"set -euo pipefail; shopt -s lastpipe; echo / | read X; rm -rf $X",
 }
 
 func FuzzAnalyze(f *testing.F) {
@@ -45,6 +62,11 @@ func FuzzAnalyze(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, cmd, cwd string) {
 		an := Analyze(cmd, Options{Cwd: cwd, Home: "/home/u"})
+		for _, p := range an.Problems {
+			if strings.HasPrefix(p, internalError) {
+				t.Fatalf("%s", p)
+			}
+		}
 		if an.OK && (!an.Parsed || an.Incomplete || len(an.Problems) > 0) {
 			t.Fatalf("OK with parsed=%v incomplete=%v problems=%q", an.Parsed, an.Incomplete, an.Problems)
 		}
@@ -67,6 +89,9 @@ func FuzzAnalyze(f *testing.F) {
 					t.Fatalf("prefix %d beyond value %q", a.Prefix, a.Value)
 				}
 			}
+		}
+		if f, s := dumpAnalysis(an), dumpAnalysis(analyze(cmd, Options{Cwd: cwd, Home: "/home/u"}, false)); f != s {
+			t.Fatalf("fast path and parser differ on %q:\nfast:   %s\nparser: %s", cmd, f, s)
 		}
 		if fast, ok := fastPrint(cmd); ok && an.Parsed {
 			if f, err := parse(cmd); err == nil {

@@ -75,14 +75,222 @@ func (w *walker) interpreter(lang string, args []Arg) {
 			code, hasCode = text, true
 		case stdinPipe:
 			w.problem("%s runs a program piped in from a command whose output is unknown", Base(args[0].Value))
+			for _, words := range w.pipeGuesses() {
+				for _, a := range words {
+					w.floorOnly(lang).interpCode(lang, a.Value, 0)
+				}
+			}
 		}
 	}
 	s := w.emit(args, KindCommand)
+	if hasFile {
+		for _, a := range args[1:] {
+			if !strings.HasPrefix(a.Value, "-") && w.runsWritten(Base(args[0].Value), a.Value, lang, nil) {
+				break
+			}
+		}
+	}
 	if !hasCode {
 		return
 	}
 	s.Lang, s.Code = lang, code
-	w.interpCode(lang, code, 0)
+	if codeForkBomb(code) {
+		w.an.ForkBombs = append(w.an.ForkBombs, "an endless loop in "+lang+" code forks")
+	}
+	var vars map[string]string
+	if lang == "awk" {
+		vars = awkVars(args)
+	}
+	w.interpCodeVars(lang, code, 0, vars)
+}
+
+// awkVars are the variables awk's -v and --assign options and NAME=value operands set.
+func awkVars(args []Arg) map[string]string {
+	vars := map[string]string{}
+	set := func(kv string) {
+		if k, v, ok := strings.Cut(kv, "="); ok && isName(k) {
+			vars[k] = v
+		}
+	}
+	for i := 1; i < len(args); i++ {
+		v := args[i].Value
+		switch {
+		case v == "-v" || v == "--assign":
+			if i+1 < len(args) {
+				i++
+				set(args[i].Value)
+			}
+		case strings.HasPrefix(v, "-v"):
+			set(v[2:])
+		case strings.HasPrefix(v, "--assign="):
+			set(v[len("--assign="):])
+		case !strings.HasPrefix(v, "-") && isAssignment(v):
+			set(v)
+		}
+	}
+	return vars
+}
+
+// forkCall names the calls of scripting languages that start a process and return at once.
+func forkCall(name string) bool {
+	if i := strings.LastIndexAny(name, ".:"); i >= 0 {
+		name = name[i+1:]
+	}
+	switch name {
+	case "fork", "forkpty", "pcntl_fork", "spawn", "Popen", "posix_spawn", "posix_spawnp",
+		"create_subprocess_exec", "create_subprocess_shell", "fork_exec":
+		return true
+	}
+	return false
+}
+
+// codeForkBomb spots the fork bombs of scripting languages: a fork in a loop that never ends
+// on its own (perl 'fork while fork', python 'while True: os.fork()', ruby 'loop { fork }',
+// node 'for(;;) child_process.fork(…)'). Code that merely mentions fork and while is not one.
+func codeForkBomb(code string) bool {
+	if !strings.Contains(code, "fork") && !strings.Contains(code, "spawn") && !strings.Contains(code, "Popen") {
+		return false
+	}
+	toks := tokenizeCode(code)
+	hasFork := func(ts []codeTok) bool {
+		for _, t := range ts {
+			if t.kind == 'i' && forkCall(t.s) {
+				return true
+			}
+		}
+		return false
+	}
+	always := func(cond []codeTok, until bool) bool {
+		if hasFork(cond) {
+			return !until
+		}
+		n := 0
+		for _, t := range cond {
+			if t.kind == 'p' && (t.s == "(" || t.s == ")") {
+				continue
+			}
+			n++
+			switch t.s {
+			case "true", "True", "TRUE", "1":
+				if until {
+					return false
+				}
+			case "false", "False", "FALSE", "0", "nil", "None":
+				if !until {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+		return n > 0
+	}
+	// matching returns the index just after the bracket closing the one at i.
+	matching := func(i int) int {
+		open := toks[i].s
+		closeTok := map[string]string{"(": ")", "{": "}", "[": "]"}[open]
+		depth := 0
+		for j := i; j < len(toks); j++ {
+			if toks[j].kind != 'p' {
+				continue
+			}
+			switch toks[j].s {
+			case open:
+				depth++
+			case closeTok:
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(toks)
+	}
+	// body reads the statement or block from i.
+	body := func(i int) []codeTok {
+		if i >= len(toks) {
+			return nil
+		}
+		if toks[i].kind == 'p' && toks[i].s == "{" {
+			return toks[i:matching(i)]
+		}
+		if toks[i].kind == 'i' && toks[i].s == "do" {
+			for j := i; j < len(toks); j++ {
+				if toks[j].kind == 'i' && toks[j].s == "end" {
+					return toks[i:j]
+				}
+			}
+			return toks[i:]
+		}
+		if toks[i].kind == 'p' && toks[i].s == ":" {
+			return toks[i:] // python: the indented block, as far as a one-liner goes
+		}
+		j := i
+		for j < len(toks) && !(toks[j].kind == 'p' && toks[j].s == ";") {
+			j++
+		}
+		return toks[i:j]
+	}
+	for i, t := range toks {
+		if t.kind != 'i' {
+			continue
+		}
+		switch t.s {
+		case "while", "until":
+			until := t.s == "until"
+			// A statement modifier: STMT while COND.
+			start := i
+			for start > 0 && !(toks[start-1].kind == 'p' && (toks[start-1].s == ";" || toks[start-1].s == "{" || toks[start-1].s == "}")) {
+				start--
+			}
+			end := i + 1
+			for end < len(toks) && !(toks[end].kind == 'p' && (toks[end].s == ";" || toks[end].s == "}")) {
+				end++
+			}
+			if start < i && hasFork(toks[start:i]) && always(toks[i+1:end], until) {
+				return true
+			}
+			// A loop: while (COND) BODY, while COND: BODY, while COND do BODY end.
+			var cond []codeTok
+			j := i + 1
+			if j < len(toks) && toks[j].kind == 'p' && toks[j].s == "(" {
+				k := matching(j)
+				cond, j = toks[j:k], k
+			} else {
+				k := j
+				for k < len(toks) && !(toks[k].kind == 'p' && (toks[k].s == ":" || toks[k].s == "{" || toks[k].s == ";")) &&
+					!(toks[k].kind == 'i' && toks[k].s == "do") {
+					k++
+				}
+				cond, j = toks[j:k], k
+			}
+			if always(cond, until) && hasFork(body(j)) {
+				return true
+			}
+		case "loop":
+			if hasFork(body(i + 1)) {
+				return true
+			}
+		case "for":
+			j := i + 1
+			if j < len(toks) && toks[j].kind == 'p' && toks[j].s == "(" {
+				k := matching(j)
+				inner := toks[j+1 : max(k-1, j+1)]
+				semis, condToks := 0, 0
+				for _, x := range inner {
+					if x.kind == 'p' && x.s == ";" {
+						semis++
+					} else if semis == 1 {
+						condToks++
+					}
+				}
+				if semis == 2 && condToks == 0 && hasFork(body(k)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // extractCode finds the inline program of an interpreter command line.
@@ -404,12 +612,30 @@ func readDelimited(s string) (string, int) {
 
 // interpCode looks at interpreter code for shell commands and recursive deletes, and hands
 // them to the floor.
-func (w *walker) interpCode(lang, code string, depth int) {
+func (w *walker) interpCode(lang, code string, depth int) { w.interpCodeVars(lang, code, depth, nil) }
+
+// interpCodeVars is interpCode with variables known before the code runs (awk -v c=…). The
+// code's own simple assignments of strings (c = "…") are followed too.
+func (w *walker) interpCodeVars(lang, code string, depth int, vars map[string]string) {
 	if depth > 3 || code == "" || !w.step() {
 		return
 	}
 	toks := tokenizeCode(code)
 	c := w.floorOnly(lang)
+	if vars == nil {
+		vars = map[string]string{}
+	}
+	for i := 0; i+2 < len(toks); i++ {
+		if toks[i].kind == 'i' && toks[i+1].kind == 'p' && toks[i+1].s == "=" && !(toks[i+2].kind == 'p' && toks[i+2].s == "=") {
+			j := i + 2
+			for j < len(toks) && !(toks[j].kind == 'p' && (toks[j].s == ";" || toks[j].s == ",")) {
+				j++
+			}
+			if v, ok := argValue(toks[i+2:j], vars); ok {
+				vars[toks[i].s] = v
+			}
+		}
+	}
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		switch t.kind {
@@ -426,6 +652,15 @@ func (w *walker) interpCode(lang, code string, depth int) {
 			}
 			continue
 		case 'i':
+			if lang == "awk" && (i > 0 && toks[i-1].s == "|" || i+1 < len(toks) && toks[i+1].s == "|" && !(i+2 < len(toks) && toks[i+2].s == "|")) &&
+				t.s != "getline" && t.s != "print" && t.s != "printf" {
+				if v, ok := vars[t.s]; ok {
+					c.script("awk pipe", v, nil, true)
+				} else {
+					w.problem("awk pipes into a command held in %s, which is not known", t.s)
+				}
+				continue
+			}
 		default:
 			continue
 		}
@@ -469,14 +704,14 @@ func (w *walker) interpCode(lang, code string, depth int) {
 		}
 		switch {
 		case codeEvalCall(lang, name, dotted):
-			if s, ok := argString(callArgs[0]); ok {
-				w.interpCode(lang, s, depth+1)
+			if s, ok := argValue(callArgs[0], vars); ok {
+				w.interpCodeVars(lang, s, depth+1, vars)
 			}
 		case deleteCall(name):
 			if (name == "rm" || name == "remove" || name == "rmdir") && !hasIdent(callArgs, "recursive") && !hasIdent(callArgs, "rf") {
 				continue
 			}
-			if p, ok := argString(callArgs[0]); ok && p != "" {
+			if p, ok := argValue(callArgs[0], vars); ok && p != "" {
 				if (p == "~" || strings.HasPrefix(p, "~/")) && c.home != "" {
 					p = c.home + p[1:]
 				}
@@ -494,11 +729,14 @@ func (w *walker) interpCode(lang, code string, depth int) {
 			for _, a := range callArgs {
 				if l, ok := argList(a); ok {
 					strs = append(strs, l...)
-				} else if s, ok := argString(a); ok {
+				} else if s, ok := argValue(a, vars); ok {
 					strs = append(strs, s)
 				}
 			}
 			if len(strs) == 0 {
+				if lang == "awk" && name == "system" {
+					w.problem("awk runs a command built from a value that is not known")
+				}
 				continue
 			}
 			shellForm := len(strs) == 1 && !argvCall(name)
@@ -572,14 +810,20 @@ func splitCallArgs(toks []codeTok, open int) ([][]codeTok, int) {
 	return append(out, cur), len(toks) - 1
 }
 
-// argString concatenates the string literals of one call argument ("rm -rf " + "/").
-func argString(arg []codeTok) (string, bool) {
+// argValue is argString that also reads the variables the code assigned strings to.
+func argValue(arg []codeTok, vars map[string]string) (string, bool) {
 	var b strings.Builder
 	ok := false
 	for _, t := range arg {
-		if t.kind == 's' || t.kind == 'b' {
+		switch t.kind {
+		case 's', 'b':
 			b.WriteString(t.s)
 			ok = true
+		case 'i':
+			if v, found := vars[t.s]; found {
+				b.WriteString(v)
+				ok = true
+			}
 		}
 	}
 	return b.String(), ok

@@ -1,14 +1,61 @@
 // Package shell analyses a shell command line the way a shell would execute it, on the parser of
 // mvdan.cc/sh/v3/syntax: it finds every command that runs (chains, pipes, subshells, command and
 // process substitutions, heredocs, function bodies), unwraps shell wrappers (bash -c …), dispatch
-// wrappers (sudo, env, xargs, npx, …) and the literal scripts handed to eval, pipes into sh,
-// remote shells and interpreters, and reports each command as a Segment.
+// wrappers (sudo, env, xargs, npx, …), the commands hidden in other commands' arguments,
+// options, configuration and environment (git -c alias.x='!…', find -exec, make SHELL=, tar
+// --to-command, GIT_SSH_COMMAND=, …) and the literal scripts handed to eval, pipes into sh,
+// remote shells and interpreters, and reports each command as a Segment with its effects
+// (files read and written, network endpoints, standard input).
 //
-// The analysis never executes anything. What it cannot resolve statically (a variable in
-// command position, eval of a non-literal, a script piped in from an unknown source, an
-// unknown wrapper option) is reported as a Problem, and a caller must then fail closed.
-// Values it can work out (literal assignments, $(echo …), base64 -d, $HOME, the cd chain) are
-// used so that the hardline floor sees through the usual obfuscations.
+// The analysis never executes anything. Values it can work out (literal assignments, $(echo
+// …), base64 -d, $HOME, the cd chain, read <<<, printf -v, arrays, files written earlier in the
+// line) are used so that the hardline floor sees through the usual obfuscations.
+//
+// # Allow only on proof
+//
+// Analysis.OK is true only when the command line stays inside the subset of bash below, where
+// every effect is visible to the analysis; everything outside it is not-ok, so a human is
+// asked (the floor still judges every command text it can read). The subset:
+//
+//   - Statements: simple commands; lists and pipelines (;, newline, &, &&, ||, |, |&, !);
+//     subshells ( … ) and groups { …; }; if/elif/else; case; time; function definitions
+//     that do not call themselves; for NAME in WORDS over at most 16 known words or globs
+//     (a glob variable stands for each file it matches), not nested in another loop.
+//   - Words: literal text, quotes ('…', "…", $'…'), brace expansion, globs (*, ?, […]), ~
+//     and ~/… with a known home, ~+ with a known cwd, and expansions whose value is known:
+//     $PWD and $HOME (the request's cwd and the agent's home), variables the line assigns
+//     known values, the loop variable of such a for loop, the positional parameters of a
+//     script whose arguments are known, and the digit-only specials ($?, $$, $!, $#, $-,
+//     $RANDOM, $LINENO, $SECONDS, $BASHPID, $PPID, $UID, $EUID). Parameter forms ${X},
+//     ${X-w}, ${X:-w}, ${X=w}, ${X:=w}, ${X+w}, ${X:+w}, ${X?w}, ${X:?w}, ${X#p}, ${X##p},
+//     ${X%p}, ${X%%p}, ${X/lit/w}, ${X//lit/w}, ${#X}, ${X^}, ${X^^}, ${X,}, ${X,,} and
+//     ${X:off:len} with inert offsets. $(…) and `…` whose output the analysis works out
+//     exactly (echo, printf without widths, cat of a here-document, base64 -d, pwd, cd,
+//     basename, dirname, head, tail, tr, rev, xxd -r -p). <(…) and >(…).
+//   - Arithmetic ($((…)), ((…)), let, ${x:off:len}, [[ a -eq b ]]) whose every leaf is a
+//     number or a variable whose known value is itself inert; assignments to plain names.
+//   - Redirections of every form to known targets; here-documents and here-strings.
+//   - Builtins: cd and pushd to a known directory, echo, printf (printf -v to a plain name),
+//     test, [ and [[ … ]] (-v only of a plain name), true, false, :, pwd, exit, return, shift,
+//     break, continue, wait, jobs, type, command (not exec -a), builtin, exec, eval and trap
+//     of known text (walked like the rest), read into plain names, unset of plain names,
+//     export, declare, typeset, local and readonly of plain names (not -n, -i, -a, -A, -l,
+//     -u, -c, export -f), set with the options that keep the shell's reading unchanged
+//     (-e, -u, -x, -o pipefail, …; not -k, +B, -o posix), shopt of the glob options,
+//     source and . of a literal file inside the working directory, kill, umask, ulimit.
+//   - Wrappers and hidden commands whose options are all understood (the way the tool reads
+//     them: clusters, --opt=value, --opt value, unambiguous abbreviations), with the hidden
+//     command resolved.
+//
+// Outside it, and so never auto-allowed: variables from the environment or unset ones, $(…)
+// with an unknown output, while/until/select and C-style for loops, recursive functions,
+// coproc, arrays and subscripts (${a[…]}, a[i]=…, read -a, mapfile), ${!x}, ${!prefix*},
+// ${x@…}, $"…", ~user, extended globs, arithmetic that names an unknown variable or text
+// with a subscript or expansion, test -v of a subscript, source of anything else, alias,
+// hash -p, enable, bind, fc, compgen, getopts, exec -a, variables that change what runs
+// (PATH, LD_*, BASH_ENV, PYTHONPATH, NODE_OPTIONS, GIT_DIR, npm_config_*, …), makefile text
+// on the command line, editor and debugger commands (vim -c, gdb -ex, ed scripts), and every
+// wrapper or hidden command that cannot be resolved.
 package shell
 
 import (
@@ -18,6 +65,9 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 )
+
+// internalError starts the problem reported when the analysis itself fails.
+const internalError = "internal error analysing the command"
 
 // MaxPolicyDepth is how many wrappers deep a command may sit and still be judged; deeper
 // nesting makes the analysis not-ok.
@@ -65,6 +115,20 @@ type Analysis struct {
 	// terminal settings) to the programs it runs: export, declare -x, set -a. Tools read their
 	// configuration from the environment, so no command of it is a safe bin.
 	EnvExported bool
+	// EnvReads are the names of the variables whose value the command line expands anywhere
+	// ($X, ${X:-…}, "$X", a here-doc body, an arithmetic expression, a name handed to
+	// declare -p or printf -v's source), deduplicated, in the order found. A variable the
+	// line assigns itself is listed too: the policy decides which names look like secrets.
+	EnvReads []string
+	// EnvDumps are the shell forms found that print every variable (or every variable's
+	// name) at once: "set", "declare -p", "typeset -p", "export -p", "readonly -p",
+	// "compgen -v", "${!prefix*}", …, in the order found. They read the whole environment
+	// without naming a variable; the external commands that do the same (env, printenv) are
+	// ordinary segments.
+	EnvDumps []string
+	// Links are the symbolic links and device nodes the command line creates (ln -s, mknod,
+	// cp -s), in order: a later path through one of them reaches its target.
+	Links []Link
 
 	st *state // the memory this analysis came from, for Release
 }
@@ -118,16 +182,45 @@ type Segment struct {
 	Wrappers []string
 	// Env are the NAME=value assignments made for this command (prefix and env wrapper).
 	Env []string
-	// Writes are the files this command writes through redirections.
+	// Writes are the files this command writes through redirections of every form (>, >>,
+	// >|, &>, &>>, N>, <>, >&FILE) and through the few wrappers that write a file themselves
+	// (script's typescript, time -o, sudoedit). /dev/null, /dev/stdout, /dev/stderr,
+	// /dev/tty and /dev/fd/1 and 2 are not writes and are never listed; a network endpoint
+	// is listed in Network instead. Tool options that write (sed -i, sort -o, tee) are not
+	// here: they are the argument profiles' business.
 	Writes []Write
+	// Reads are the files this command reads through redirections (< FILE, <> FILE, <&FILE)
+	// and the files source and . read. /dev/null, /dev/stdin, /dev/tty and /dev/fd/0 are
+	// not listed; network endpoints are in Network.
+	Reads []Read
+	// Network are the network endpoints the command opens through bash's /dev/tcp/HOST/PORT
+	// and /dev/udp/HOST/PORT, found in a redirection or an argument: the cleaned path, or
+	// the word as written when it is not known.
+	Network []string
+	// Input is what the command reads on its standard input, and InputText the text when
+	// Input is InputText (a here-doc, a here-string, or a pipe from a command whose output
+	// the analysis works out).
+	Input     Input
+	InputText string
 	// Cwd is the directory it runs in ("" unknown), Home the home directory it sees.
 	Cwd, Home string
+	// CwdRel is, when Cwd is unknown, where the command runs relative to the directory the
+	// command line started in ("../.." after cd ../..; "." when it did not move), or "" when
+	// that is not known either.
+	CwdRel string
 	// Judged is true for commands that run on this host as part of the command line. Floor-only
 	// segments (Judged false) come from remote shells, interpreter strings, replays with known
 	// loop values and error recovery; the floor and deny rules see them, the allowlist does not.
 	Judged bool
-	// Origin says where a floor-only segment was found ("ssh", "python -c", …).
+	// Origin says where a floor-only or hidden segment was found ("ssh", "python -c",
+	// "git -c alias.x", "find -exec", "GIT_SSH_COMMAND=", …).
 	Origin string
+	// Hidden is set on a command found inside another command's arguments, option values,
+	// environment or configuration rather than in command position: git -c alias.x='!…',
+	// find -exec, make SHELL=…, tar --to-command, rsync -e, GIT_SSH_COMMAND=…, a trap
+	// string, … The allowlist entry (and argv pattern) of the outer command never covers it:
+	// when Judged, it must be satisfied on its own, and the floor always sees it.
+	Hidden bool
 	// Windows marks a cmd.exe or PowerShell statement: Args hold its raw tokens.
 	Windows bool
 	// Lang and Code are an interpreter's inline program (python -c, perl -e, awk '…').
@@ -166,11 +259,54 @@ type Arg struct {
 
 // Write is a file written through a redirection.
 type Write struct {
-	// Target is the file as written (expanded where possible).
+	// Target is the file as written (expanded where possible; relative to the segment's
+	// Cwd unless absolute).
 	Target string
 	// Known is false when the target could not be worked out.
 	Known bool
+	// Pattern is set when the target has active glob characters (bash expands a
+	// redirection word that matches exactly one file): Target as a pattern for Match.
+	Pattern string
+	// Op is how the file is written: ">", ">>", ">|", "&>", "&>>", "<>", ">&" (N>&FILE),
+	// or the wrapper that writes it ("script", "time -o", "sudoedit").
+	Op string
 }
+
+// Read is a file read through a redirection or by source.
+type Read struct {
+	// Target is the file as written (expanded where possible; relative to the segment's
+	// Cwd unless absolute).
+	Target string
+	// Known is false when the target could not be worked out.
+	Known bool
+	// Pattern is set when the target has active glob characters.
+	Pattern string
+	// Op is how the file is read: "<", "<>", "<&" or "source".
+	Op string
+}
+
+// Link is a symbolic link or device node the command line creates.
+type Link struct {
+	// Path is the link created, absolute and cleaned ("" parts unknown are never recorded).
+	Path string
+	// Target is what it points to, absolute and cleaned: the link's target, or for a block
+	// device node made with mknod a canonical device path ("/dev/block/MAJOR:MINOR").
+	Target string
+}
+
+// Input says what a segment reads on its standard input.
+type Input uint8
+
+const (
+	// InputInherited is whatever the command line itself was given.
+	InputInherited Input = iota
+	// InputText is text the analysis worked out (Segment.InputText).
+	InputText
+	// InputUnknown is a pipe or process substitution whose output is unknown.
+	InputUnknown
+	// InputFile is a file or descriptor redirected to it.
+	InputFile
+)
 
 // Name is the command as written (argv[0]), or "" for a bare redirection.
 func (s *Segment) Name() string {
@@ -208,16 +344,9 @@ func (s *Segment) Static() bool {
 	return true
 }
 
-// WritesFiles reports whether the segment writes anything but /dev/null and the standard
-// streams through a redirection.
-func (s *Segment) WritesFiles() bool {
-	for _, w := range s.Writes {
-		if !w.Known || !harmlessWrite(w.Target) {
-			return true
-		}
-	}
-	return false
-}
+// WritesFiles reports whether the segment writes a file through a redirection (the harmless
+// devices are never listed in Writes).
+func (s *Segment) WritesFiles() bool { return len(s.Writes) > 0 }
 
 func harmlessWrite(t string) bool {
 	switch t {
@@ -230,24 +359,32 @@ func harmlessWrite(t string) bool {
 // state is everything one analysis allocates up front, in one allocation: the Analysis it
 // returns, the walker and room for the first segments and arguments.
 type state struct {
-	an   Analysis
-	sh   shared
-	w    walker
-	segs [4]Segment
-	ptrs [8]*Segment
-	args [16]Arg
+	an     Analysis
+	sh     shared
+	w      walker
+	segs   [8]Segment
+	ptrs   [8]*Segment
+	args   [24]Arg
+	walks  [8]walker
+	stdins [2]stdinState
 }
 
 var statePool = sync.Pool{New: func() any { return new(state) }}
 
 // Analyze parses and analyses a command line.
-func Analyze(cmd string, opts Options) *Analysis {
+func Analyze(cmd string, opts Options) *Analysis { return analyze(cmd, opts, true) }
+
+// analyze is Analyze, with the fast path for plain words allowed or not (tests compare the two).
+func analyze(cmd string, opts Options, fast bool) *Analysis {
 	st := statePool.Get().(*state)
-	*st = state{}
+	// The slabs need no clearing: every slot is written before it is read.
+	st.an, st.sh = Analysis{}, shared{}
 	an := &st.an
 	an.st = st
 	st.sh.slab = st.segs[:]
 	st.sh.argArena = st.args[:]
+	st.sh.wslab = st.walks[:]
+	st.sh.stdinSlab = st.stdins[:]
 	an.Segments = st.ptrs[:0]
 	if len(cmd) > maxInput {
 		an.Normalized = cmd
@@ -262,6 +399,23 @@ func Analyze(cmd string, opts Options) *Analysis {
 		an.problem("line continuation (backslash-newline)")
 	}
 	w := newWalker(&st.w, &st.sh, an, opts)
+	st.sh.noFast = !fast
+	defer func() {
+		// A bug must not take the service down, nor let anything through: the command asks.
+		if r := recover(); r != nil {
+			an.problem("%s: %v", internalError, r)
+			an.OK = false
+		}
+	}()
+	if cmds, ok := st.sh.fastSplit(cmd); ok {
+		if out, ok := fastPrint(cmd); ok {
+			an.Parsed = true
+			w.walkFast(cmds)
+			an.Normalized = out
+			an.finish()
+			return an
+		}
+	}
 	f, err := parse(cmd)
 	if err != nil {
 		an.Normalized = cmd
@@ -282,6 +436,14 @@ func Analyze(cmd string, opts Options) *Analysis {
 		} else {
 			an.Normalized = printFile(f, w.sh.background || an.Incomplete)
 		}
+	}
+	an.finish()
+	return an
+}
+
+// finish sets OK once the walk is over.
+func (an *Analysis) finish() {
+	if an.Parsed {
 		judged := 0
 		for _, s := range an.Segments {
 			if s.Judged {
@@ -293,7 +455,6 @@ func Analyze(cmd string, opts Options) *Analysis {
 		}
 	}
 	an.OK = len(an.Problems) == 0 && !an.Incomplete
-	return an
 }
 
 // fastPrint prints, without the syntax printer, a command made only of plain words, quoted
@@ -431,5 +592,11 @@ func (an *Analysis) problem(format string, args ...any) {
 	if len(an.Problems) >= 32 {
 		return
 	}
-	an.Problems = append(an.Problems, fmt.Sprintf(format, args...))
+	p := fmt.Sprintf(format, args...)
+	for _, q := range an.Problems {
+		if q == p {
+			return
+		}
+	}
+	an.Problems = append(an.Problems, p)
 }

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"path"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -13,6 +14,12 @@ type varVal struct {
 	// lit is set when the value was written as literal text in the command line itself (not
 	// taken from the environment): its expansions stay static.
 	lit bool
+	// glob is set on a loop variable over a glob: val is the pattern its values match.
+	glob bool
+	// unset is set on a variable the command line unset.
+	unset bool
+	// arr holds the elements of an indexed array with known elements (for the floor).
+	arr []string
 }
 
 // stdin kinds.
@@ -28,20 +35,30 @@ type stdinState struct {
 	text string
 	// src, when set, is the pipeline before this command, evaluated on demand.
 	src   []*syntax.Stmt
+	fsrc  []fastCmd // the same for a line read by the fast path
 	first *stdinState
+	tried bool // the source was evaluated and its output is unknown
 }
 
 func stdinNone() stdinState { return stdinState{} }
 
 // shared is the state every walker of one analysis shares.
 type shared struct {
-	steps      int
-	pipes      int
-	deep       bool // the policy depth problem was reported
-	background bool // a statement runs in the background (printing needs it)
-	replays    int  // function bodies replayed for the floor
-	slab       []Segment
-	argArena   []Arg
+	steps       int
+	pipes       int
+	deep        bool // the policy depth problem was reported
+	background  bool // a statement runs in the background (printing needs it)
+	replays     int  // function bodies replayed for the floor
+	slab        []Segment
+	argArena    []Arg
+	fastBuf     [8]fastCmd
+	wslab       []walker
+	stdinSlab   []stdinState
+	fastBufUsed bool
+	lastpipe    bool                   // shopt -s lastpipe: a pipeline's last command runs in this shell
+	written     map[string]writtenText // files the command line writes, by absolute path
+	integer     map[string]bool        // variables with the integer attribute
+	noFast      bool                   // the fast path is off (tests compare it with the parser)
 }
 
 // walker walks statements and records segments. Copies of a walker are cheap: nested scripts,
@@ -50,6 +67,7 @@ type walker struct {
 	an        *Analysis
 	sh        *shared
 	cwd, home string
+	cwdRel    string // with cwd unknown: where it is relative to the start ("" unknown)
 	vars      map[string]varVal
 	varsOwned bool
 	funcs     map[string]*syntax.Stmt
@@ -62,12 +80,15 @@ type walker struct {
 	env       []string
 	stdin     stdinState
 	writes    []Write
+	reads     []Read
+	network   []string
 	pipe      int
 	pipePos   int
 	calls     []string // functions being replayed
 	localBins string   // where npx and friends look first
 	moreArgs  bool     // the command gets more arguments than written (xargs)
 	unrolled  bool     // inside an unrolled for loop (loops nested in it are not unrolled)
+	hidden    bool     // the commands found are hidden in another command's arguments
 }
 
 func newWalker(w *walker, sh *shared, an *Analysis, opts Options) *walker {
@@ -79,6 +100,9 @@ func newWalker(w *walker, sh *shared, an *Analysis, opts Options) *walker {
 		cwd = path.Clean(cwd)
 	}
 	*w = walker{an: an, sh: sh, cwd: cwd, home: opts.Home, judged: true, varsOwned: true}
+	if cwd == "" {
+		w.cwdRel = "."
+	}
 	return w
 }
 
@@ -119,9 +143,27 @@ func (w *walker) emit(args []Arg, kind Kind) *Segment {
 	s := &w.sh.slab[0]
 	w.sh.slab = w.sh.slab[1:]
 	*s = Segment{
-		Args: args, Kind: kind, Wrappers: w.wrappers, Env: w.env, Writes: w.writes,
-		Cwd: w.cwd, Home: w.home, Judged: w.judged, Origin: w.origin, Pipe: w.pipe, PipePos: w.pipePos,
-		LocalBins: w.localBins, MoreArgs: w.moreArgs,
+		Args: args, Kind: kind, Wrappers: w.wrappers, Env: w.env, Writes: w.writes, Reads: w.reads, Network: w.network,
+		Cwd: w.cwd, Home: w.home, CwdRel: w.cwdRel, Judged: w.judged, Origin: w.origin, Pipe: w.pipe, PipePos: w.pipePos,
+		LocalBins: w.localBins, MoreArgs: w.moreArgs, Hidden: w.hidden,
+	}
+	for i := range args {
+		if v := args[i].Value; len(v) >= 8 && strings.Contains(v, "/dev/") {
+			w.argNetwork(s, v)
+		}
+	}
+	switch w.stdin.kind {
+	case stdinKnown:
+		s.Input, s.InputText = InputText, w.stdin.text
+	case stdinFile:
+		s.Input = InputFile
+	case stdinPipe:
+		s.Input = InputUnknown
+		if len(args) > 0 && readsInput(Base(args[0].Value)) {
+			if text, kind := w.stdinText(); kind == stdinKnown {
+				s.Input, s.InputText = InputText, text
+			}
+		}
 	}
 	if len(w.an.Segments) >= maxSegments {
 		if !w.an.Incomplete {
@@ -134,12 +176,65 @@ func (w *walker) emit(args []Arg, kind Kind) *Segment {
 	return s
 }
 
+// readsInput lists the commands whose input the floor reads (a partitioning tool fed a write).
+func readsInput(base string) bool {
+	switch base {
+	case "fdisk", "gdisk", "cgdisk", "sfdisk", "parted", "sgdisk", "cfdisk":
+		return true
+	}
+	return false
+}
+
+// argNetwork records a /dev/tcp or /dev/udp endpoint named in an argument (also as the value
+// of an option: --file=/dev/tcp/…).
+func (w *walker) argNetwork(s *Segment, v string) {
+	for off := 0; off < len(v); {
+		i := strings.Index(v[off:], "/dev/")
+		if i < 0 {
+			return
+		}
+		i += off
+		end := strings.IndexAny(v[i:], ",; \t\n'\"")
+		p := v[i:]
+		if end >= 0 {
+			p = v[i : i+end]
+		}
+		if p = path.Clean(p); isNetwork(p) {
+			s.Network = append(s.Network[:len(s.Network):len(s.Network)], p)
+		}
+		off = i + 5
+	}
+}
+
 // sub returns a walker for a subshell: its assignments and cd do not leak out.
 func (w *walker) sub() *walker {
-	c := *w
+	c := w.sh.newWalker()
+	*c = *w
 	c.varsOwned = false
 	c.env = nil
-	return &c
+	return c
+}
+
+// newWalker returns room for a walker, carved from the analysis's slab while it lasts (the
+// walkers of one analysis live as long as it does).
+func (sh *shared) newWalker() *walker {
+	if len(sh.wslab) == 0 {
+		sh.wslab = make([]walker, 8)
+	}
+	c := &sh.wslab[0]
+	sh.wslab = sh.wslab[1:]
+	return c
+}
+
+// saveStdin keeps a copy of a standard input that later pipe elements refer to.
+func (sh *shared) saveStdin(st stdinState) *stdinState {
+	if len(sh.stdinSlab) == 0 {
+		sh.stdinSlab = make([]stdinState, 4)
+	}
+	p := &sh.stdinSlab[0]
+	sh.stdinSlab = sh.stdinSlab[1:]
+	*p = st
+	return p
 }
 
 // deeper returns a walker one wrapper deeper, or nil when the nesting is too deep to follow.
@@ -155,22 +250,24 @@ func (w *walker) deeper(label string) *walker {
 		w.sh.deep = true
 		w.problem("wrappers nested deeper than %d", MaxPolicyDepth)
 	}
-	c := *w
+	c := w.sh.newWalker()
+	*c = *w
 	c.depth++
 	c.varsOwned = false
 	c.wrappers = append(w.wrappers[:len(w.wrappers):len(w.wrappers)], label)
-	return &c
+	return c
 }
 
 // floorOnly returns a walker whose segments only the floor and deny rules see.
 func (w *walker) floorOnly(origin string) *walker {
-	c := *w
+	c := w.sh.newWalker()
+	*c = *w
 	c.judged = false
 	c.varsOwned = false
 	if c.origin == "" {
 		c.origin = origin
 	}
-	return &c
+	return c
 }
 
 func (w *walker) setVar(name string, v varVal) {
@@ -200,13 +297,19 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 	if s.Background || s.Coprocess || s.Disown {
 		w.sh.background = true
 	}
-	savedWrites, savedStdin := w.writes, w.stdin
-	defer func() { w.writes, w.stdin = savedWrites, savedStdin }()
+	if s.Coprocess || s.Disown {
+		w.problem("a ksh coprocess or zsh disown")
+	}
+	savedWrites, savedReads, savedNet, savedStdin := w.writes, w.reads, w.network, w.stdin
+	defer func() { w.writes, w.reads, w.network, w.stdin = savedWrites, savedReads, savedNet, savedStdin }()
 	ownWrites := false
 	for _, r := range s.Redirs {
 		if w.redirect(r) {
 			ownWrites = true
 		}
+	}
+	if ownWrites && s.Cmd != nil {
+		w.recordWritten(s)
 	}
 	switch cmd := s.Cmd.(type) {
 	case nil:
@@ -233,15 +336,25 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 			w.walkStmts(c.Then)
 		}
 	case *syntax.WhileClause:
+		kw := "while"
+		if cmd.Until {
+			kw = "until"
+		}
+		w.problem("%s loops are not analysed (they may never end)", kw)
+		if endless(cmd.Cond, cmd.Until) && backgrounds(cmd.Do) {
+			w.an.ForkBombs = append(w.an.ForkBombs, "an endless "+kw+" loop starts commands in the background")
+		}
 		w.walkStmts(cmd.Cond)
 		w.walkStmts(cmd.Do)
 	case *syntax.ForClause:
 		w.walkFor(cmd)
 	case *syntax.CaseClause:
 		w.walkSubsts(cmd.Word)
+		w.wordString(cmd.Word)
 		for _, it := range cmd.Items {
 			for _, p := range it.Patterns {
 				w.walkSubsts(p)
+				w.wordString(p)
 			}
 			w.walkStmts(it.Stmts)
 		}
@@ -249,31 +362,168 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 		w.walkFunc(cmd)
 	case *syntax.ArithmCmd:
 		w.walkSubstsNode(cmd.X)
-		w.arithAssigns(cmd.X)
+		if cmd.Unsigned {
+			w.problem("an mksh arithmetic form")
+		}
+		w.arith(cmd.X)
+		w.emit([]Arg{lit("((")}, KindBuiltin).Benign = true
 	case *syntax.TestClause:
 		w.walkSubstsNode(cmd.X)
+		args := []Arg{lit("[[")}
+		w.walkTest(cmd.X, &args)
+		w.emit(append(args, lit("]]")), KindBuiltin).Benign = true
 	case *syntax.DeclClause:
 		w.walkDecl(cmd)
 	case *syntax.LetClause:
 		for _, x := range cmd.Exprs {
 			w.walkSubstsNode(x)
-			w.arithAssigns(x)
+			w.arith(x)
 		}
 		w.emit([]Arg{lit("let")}, KindBuiltin).Benign = true
 	case *syntax.TimeClause:
 		w.walkStmt(cmd.Stmt)
 	case *syntax.CoprocClause:
+		w.problem("coproc")
 		w.walkStmt(cmd.Stmt)
 	case *syntax.TestDecl:
+		w.problem("a bats test declaration")
 		w.walkStmt(cmd.Body)
 	default:
 		w.problem("unsupported shell construct")
 	}
 }
 
+// endless reports a loop condition that never ends the loop on its own: while :, while true,
+// while [ 1 ], while (( 1 )), until false.
+func endless(cond []*syntax.Stmt, until bool) bool {
+	if len(cond) != 1 {
+		return false
+	}
+	s := cond[0]
+	want := !until
+	if s.Negated {
+		want = !want
+	}
+	switch c := s.Cmd.(type) {
+	case *syntax.CallExpr:
+		if len(c.Assigns) > 0 || len(c.Args) == 0 {
+			return false
+		}
+		var argv []string
+		for _, a := range c.Args {
+			v, ok := staticWord(a)
+			if !ok {
+				return false
+			}
+			argv = append(argv, v)
+		}
+		switch Base(argv[0]) {
+		case ":", "true":
+			return want && len(argv) == 1 || want && argv[0] == ":"
+		case "false":
+			return !want && len(argv) == 1
+		case "[", "test":
+			ops := argv[1:]
+			if argv[0] == "[" {
+				if len(ops) == 0 || ops[len(ops)-1] != "]" {
+					return false
+				}
+				ops = ops[:len(ops)-1]
+			}
+			return len(ops) == 1 && ops[0] != "" == want
+		}
+	case *syntax.ArithmCmd:
+		if v, ok := constArith(c.X); ok {
+			return (v != 0) == want
+		}
+	case *syntax.TestClause:
+		if word, ok := c.X.(*syntax.Word); ok {
+			if v, ok := fastLiteral(word); ok {
+				return (v.Value != "") == want
+			}
+		}
+	}
+	return false
+}
+
+// staticWord is the text of a word made only of literal parts (glob characters kept).
+func staticWord(word *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, p := range word.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if strings.IndexByte(p.Value, '\\') >= 0 {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				lit, ok := q.(*syntax.Lit)
+				if !ok || strings.IndexByte(lit.Value, '\\') >= 0 {
+					return "", false
+				}
+				b.WriteString(lit.Value)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// constArith evaluates an arithmetic expression of literal numbers only.
+func constArith(x syntax.ArithmExpr) (int64, bool) {
+	switch x := x.(type) {
+	case *syntax.Word:
+		if v, ok := fastLiteral(x); ok && v.Value != "" {
+			return arithNumber(v.Value)
+		}
+	case *syntax.ParenArithm:
+		return constArith(x.X)
+	case *syntax.UnaryArithm:
+		if v, ok := constArith(x.X); ok && x.Op == syntax.Not {
+			return b2i(v == 0), true
+		}
+	case *syntax.BinaryArithm:
+		a, ok1 := constArith(x.X)
+		b, ok2 := constArith(x.Y)
+		if ok1 && ok2 {
+			return arithOp(x.Op, a, b)
+		}
+	}
+	return 0, false
+}
+
+// backgrounds reports statements that start work in the background (cmd &, coproc) anywhere
+// in stmts, outside function declarations.
+func backgrounds(stmts []*syntax.Stmt) bool {
+	found := false
+	for _, st := range stmts {
+		syntax.Walk(st, func(n syntax.Node) bool {
+			switch n := n.(type) {
+			case *syntax.FuncDecl:
+				return false
+			case *syntax.Stmt:
+				if n.Background || n.Coprocess {
+					found = true
+				}
+			case *syntax.CoprocClause:
+				found = true
+			}
+			return !found
+		})
+	}
+	return found
+}
+
 func lit(s string) Arg { return Arg{Value: s, Raw: s, Static: true, Known: true, Prefix: len(s)} }
 
-// redirect records a redirection's effect; it reports whether it writes a file.
+// redirect records a redirection's effect; it reports whether it opens a file.
 func (w *walker) redirect(r *syntax.Redirect) bool {
 	if r.Word != nil {
 		w.walkSubsts(r.Word)
@@ -285,46 +535,77 @@ func (w *walker) redirect(r *syntax.Redirect) bool {
 	if r.N != nil {
 		fd = r.N.Value
 	}
+	onStdin := fd == "" || fd == "0"
 	switch r.Op {
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob, syntax.AppClob,
 		syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
-		t, ok := w.wordString(r.Word)
-		w.writes = append(w.writes[:len(w.writes):len(w.writes)], Write{Target: t, Known: ok})
-		if r.Op == syntax.RdrInOut && (fd == "" || fd == "0") {
-			w.stdin = stdinState{kind: stdinFile}
+		t, ok, pat := w.target(r.Word)
+		if r.Op == syntax.RdrInOut {
+			w.addRead(Read{Target: t, Known: ok, Pattern: pat, Op: "<>"})
+			if onStdin {
+				w.stdin = stdinState{kind: stdinFile}
+			}
 		}
-		return true
+		return w.addWrite(Write{Target: t, Known: ok, Pattern: pat, Op: r.Op.String()})
 	case syntax.DplOut:
-		t, ok := w.wordString(r.Word)
+		t, ok, pat := w.target(r.Word)
 		if ok && (t == "-" || isDigits(t)) {
 			return false
 		}
-		w.writes = append(w.writes[:len(w.writes):len(w.writes)], Write{Target: t, Known: ok})
-		return true
-	case syntax.RdrIn:
-		if fd != "" && fd != "0" {
+		if !ok && fd != "" {
+			w.problem("a descriptor duplicated from an unknown word")
 			return false
 		}
+		return w.addWrite(Write{Target: t, Known: ok, Pattern: pat, Op: ">&"})
+	case syntax.DplIn:
+		t, ok, pat := w.target(r.Word)
+		if ok && (t == "-" || isDigits(t)) {
+			if onStdin {
+				w.stdin = stdinState{kind: stdinFile}
+			}
+			return false
+		}
+		w.addRead(Read{Target: t, Known: ok, Pattern: pat, Op: "<&"})
+		if onStdin {
+			w.stdin = stdinState{kind: stdinFile}
+		}
+		return true
+	case syntax.RdrIn:
 		if ps := procSubstOf(r.Word); ps != nil {
-			if out, ok := w.evalStmts(ps.Stmts, stdinNone()); ok {
+			if !onStdin {
+				return false
+			}
+			if out, ok := w.evalSub(ps.Stmts); ok {
 				w.stdin = stdinState{kind: stdinKnown, text: out}
 				return false
 			}
 			w.stdin = stdinState{kind: stdinPipe}
 			return false
 		}
-		if t, ok := w.wordString(r.Word); !ok || strings.HasPrefix(path.Clean(t), "/dev/tcp/") || strings.HasPrefix(path.Clean(t), "/dev/udp/") {
+		t, ok, pat := w.target(r.Word)
+		net := w.addRead(Read{Target: t, Known: ok, Pattern: pat, Op: "<"})
+		if !onStdin {
+			return false
+		}
+		if !ok || net {
 			w.stdin = stdinState{kind: stdinPipe} // the network, or unknown
+			return false
+		}
+		if harmlessRead(path.Clean(t)) && t != "/dev/stdin" && t != "/dev/fd/0" {
+			w.stdin = stdinState{kind: stdinKnown} // an empty input
+			return false
+		}
+		if t == "/dev/stdin" || t == "/dev/fd/0" {
 			return false
 		}
 		w.stdin = stdinState{kind: stdinFile}
 	case syntax.Hdoc, syntax.DashHdoc:
-		if fd != "" && fd != "0" {
+		if !onStdin {
 			return false
 		}
 		w.stdin = w.heredoc(r)
 	case syntax.WordHdoc:
-		if fd != "" && fd != "0" {
+		if !onStdin {
 			return false
 		}
 		t, ok := w.wordString(r.Word)
@@ -333,10 +614,74 @@ func (w *walker) redirect(r *syntax.Redirect) bool {
 		} else {
 			w.stdin = stdinState{kind: stdinPipe}
 		}
-	case syntax.DplIn:
-		if fd == "" || fd == "0" {
-			w.stdin = stdinState{kind: stdinFile}
+	}
+	return false
+}
+
+// target expands a redirection word: its value, whether it is known, and the glob pattern
+// when it has active glob characters.
+func (w *walker) target(word *syntax.Word) (string, bool, string) {
+	if word == nil {
+		return "", false, ""
+	}
+	if a, ok := fastLiteral(word); ok {
+		return a.Value, true, ""
+	}
+	f := &fields{static: true, known: true, prefix: -1, noSplit: true}
+	w.wordParts(f, word.Parts, false, true)
+	pat := ""
+	if f.glob && validGlob(f.pat) {
+		pat = string(f.pat)
+	}
+	if !f.known {
+		w.problem("the file of a redirection is not known: %s", string(appendRaw(nil, word.Parts)))
+	}
+	return string(f.val), f.known, pat
+}
+
+// addWrite records a file write of the statement being walked; it reports whether anything
+// was recorded (the harmless devices are not writes, the network is not a file).
+func (w *walker) addWrite(wr Write) bool {
+	if wr.Known {
+		c := path.Clean(wr.Target)
+		if harmlessWrite(c) {
+			return false
 		}
+		if isNetwork(c) {
+			w.network = append(w.network[:len(w.network):len(w.network)], c)
+			return true
+		}
+	}
+	w.writes = append(w.writes[:len(w.writes):len(w.writes)], wr)
+	return true
+}
+
+// addRead records a file read of the statement being walked; it reports whether the file is
+// a network endpoint.
+func (w *walker) addRead(rd Read) bool {
+	if rd.Known {
+		c := path.Clean(rd.Target)
+		if isNetwork(c) {
+			w.network = append(w.network[:len(w.network):len(w.network)], c)
+			return true
+		}
+		if harmlessRead(c) {
+			return false
+		}
+	}
+	w.reads = append(w.reads[:len(w.reads):len(w.reads)], rd)
+	return false
+}
+
+// isNetwork reports bash's network pseudo-files (a cleaned path).
+func isNetwork(p string) bool {
+	return strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/") || p == "/dev/tcp" || p == "/dev/udp"
+}
+
+func harmlessRead(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdin", "/dev/tty", "/dev/fd/0", "/dev/zero", "/dev/random", "/dev/urandom":
+		return true
 	}
 	return false
 }
@@ -428,13 +773,13 @@ func (w *walker) walkSubstsNode(n syntax.Node) {
 			c := w.sub()
 			c.stdin = stdinNone()
 			c.pipe, c.pipePos = 0, 0
-			c.writes = nil
+			c.writes, c.reads, c.network = nil, nil, nil
 			c.walkStmts(x.Stmts)
 			return false
 		case *syntax.ProcSubst:
 			c := w.sub()
 			c.pipe, c.pipePos = 0, 0
-			c.writes = nil
+			c.writes, c.reads, c.network = nil, nil, nil
 			if x.Op == syntax.CmdOut {
 				// >(cmd) reads what the outer command writes: unknown input.
 				c.stdin = stdinState{kind: stdinPipe}
@@ -464,30 +809,63 @@ func (w *walker) walkPipeline(b *syntax.BinaryCmd) {
 	flatten(b.Y)
 	w.sh.pipes++
 	id := w.sh.pipes
-	first := w.stdin
+	first := w.sh.saveStdin(w.stdin)
 	for i, st := range elems {
 		c := w.sub()
 		c.pipe, c.pipePos = id, i
 		if i > 0 {
-			c.stdin = stdinState{kind: stdinPipe, src: elems[:i], first: &first}
+			c.stdin = stdinState{kind: stdinPipe, src: elems[:i], first: first}
 		}
 		c.walkStmt(st)
+		if i == len(elems)-1 {
+			w.lastInPipe(c)
+		}
+	}
+}
+
+// chdir moves the walker to dir: absolute, relative to a known directory, or relative to an
+// unknown one (then cwdRel keeps track).
+func (w *walker) chdir(dir string) {
+	switch {
+	case path.IsAbs(dir):
+		w.cwd, w.cwdRel = path.Clean(dir), ""
+	case w.cwd != "":
+		w.cwd = path.Join(w.cwd, dir)
+	case w.cwdRel != "":
+		w.cwdRel = path.Join(w.cwdRel, dir)
+	}
+}
+
+// unknownCwd forgets the working directory.
+func (w *walker) unknownCwd() { w.cwd, w.cwdRel = "", "" }
+
+// lastInPipe keeps what the last command of a pipeline did to the shell's variables when it
+// runs in this shell (shopt -s lastpipe).
+func (w *walker) lastInPipe(c *walker) {
+	if w.sh.lastpipe {
+		w.vars, w.varsOwned, w.funcs, w.cwd = c.vars, c.varsOwned, c.funcs, c.cwd
 	}
 }
 
 // stdinText resolves the command's standard input when it can be worked out.
 func (w *walker) stdinText() (string, uint8) {
 	st := w.stdin
-	if st.kind == stdinPipe && st.src != nil {
+	if st.kind == stdinPipe && (st.src != nil || st.fsrc != nil) && !st.tried {
 		in := stdinNone()
 		if st.first != nil {
 			in = *st.first
 		}
-		out, ok := w.evalPipe(st.src, in)
+		var out string
+		var ok bool
+		if st.src != nil {
+			out, ok = w.evalPipe(st.src, in)
+		} else {
+			out, ok = w.evalFastPipe(st.fsrc, in)
+		}
 		if ok {
 			w.stdin = stdinState{kind: stdinKnown, text: out}
 		} else {
-			w.stdin = stdinState{kind: stdinPipe}
+			w.stdin.tried = true // the source stays for the floor's guesses
 		}
 		st = w.stdin
 	}
@@ -495,6 +873,9 @@ func (w *walker) stdinText() (string, uint8) {
 }
 
 func (w *walker) walkFor(fc *syntax.ForClause) {
+	if fc.Select {
+		w.problem("select (it reads its choice from the terminal)")
+	}
 	switch loop := fc.Loop.(type) {
 	case *syntax.WordIter:
 		for _, it := range loop.Items {
@@ -511,22 +892,36 @@ func (w *walker) walkFor(fc *syntax.ForClause) {
 				items = append(items, lit(p))
 			}
 		} else {
+			w.problem("for without a list loops over positional parameters that are not known")
 			allKnown = false
 		}
 		for _, it := range items {
-			if !it.Known || it.Pattern != "" {
+			if !it.Known {
 				allKnown = false
 			}
 		}
+		value := func(it Arg) varVal {
+			if it.Pattern != "" {
+				return varVal{val: it.Pattern, known: true, glob: true}
+			}
+			return varVal{val: it.Value, known: true, lit: it.Static}
+		}
 		if allKnown && len(items) > 0 && len(items) <= maxLoopItems && !w.unrolled {
-			// A short loop over known words runs its body once per word: judge each.
+			// A short loop over known words runs its body once per word: judge each (a
+			// glob stands for every file it matches).
 			w.unrolled = true
 			for _, it := range items {
-				w.setVar(name, varVal{val: it.Value, known: true, lit: it.Static})
+				w.setVar(name, value(it))
 				w.walkStmts(fc.Do)
 			}
 			w.unrolled = false
 			return
+		}
+		if allKnown && len(items) > maxLoopItems {
+			w.problem("a for loop over more than %d words", maxLoopItems)
+		}
+		if allKnown && len(items) > 0 && w.unrolled {
+			w.problem("a for loop nested in another")
 		}
 		w.setVar(name, varVal{})
 		w.walkStmts(fc.Do)
@@ -539,16 +934,28 @@ func (w *walker) walkFor(fc *syntax.ForClause) {
 				}
 				w.sh.replays++
 				c := w.floorOnly("for loop")
-				c.setVar(name, varVal{val: it.Value, known: true})
+				c.setVar(name, value(it))
 				c.walkStmts(fc.Do)
 			}
 		}
 	case *syntax.CStyleLoop:
+		w.problem("a C-style for loop (it may never end)")
 		w.walkSubstsNode(loop.Init)
 		w.walkSubstsNode(loop.Cond)
 		w.walkSubstsNode(loop.Post)
+		cond := loop.Cond == nil
+		if v, ok := constArith(loop.Cond); ok && v != 0 {
+			cond = true
+		}
+		if cond && backgrounds(fc.Do) {
+			w.an.ForkBombs = append(w.an.ForkBombs, "an endless for loop starts commands in the background")
+		}
+		w.arith(loop.Init)
+		w.arith(loop.Cond)
+		w.arith(loop.Post)
 		w.walkStmts(fc.Do)
 	default:
+		w.problem("unsupported loop")
 		w.walkStmts(fc.Do)
 	}
 }
@@ -572,8 +979,13 @@ func (w *walker) walkFunc(fd *syntax.FuncDecl) {
 	}
 	for _, n := range names {
 		w.funcs[n] = fd.Body
-		if forkBomb(n, fd.Body) {
-			w.an.ForkBombs = append(w.an.ForkBombs, "function "+n+" calls itself in the background or through a pipe")
+	}
+	for _, n := range names {
+		switch cycle, async := callCycle(n, w.funcs); {
+		case cycle != "" && async:
+			w.an.ForkBombs = append(w.an.ForkBombs, "function "+cycle+" calls itself in the background or through a pipe")
+		case cycle != "":
+			w.problem("the function %s calls itself (it may never end)", cycle)
 		}
 	}
 	// The body is judged where it is declared: whatever it runs must pass the policy.
@@ -582,111 +994,336 @@ func (w *walker) walkFunc(fd *syntax.FuncDecl) {
 	c.walkStmt(fd.Body)
 }
 
-// forkBomb reports whether body calls name in the background or through a pipe.
-func forkBomb(name string, body *syntax.Stmt) bool {
-	found := false
-	calls := func(n syntax.Node) bool {
-		hit := false
+// callEdge is a call from one function's body to a command name.
+type callEdge struct {
+	name  string
+	async bool // in the background or in a pipeline
+}
+
+// calls lists the literal command names a function body calls.
+func calls(body *syntax.Stmt) []callEdge {
+	var out []callEdge
+	var walk func(n syntax.Node, async bool)
+	walk = func(n syntax.Node, async bool) {
 		syntax.Walk(n, func(x syntax.Node) bool {
-			if ce, ok := x.(*syntax.CallExpr); ok && len(ce.Args) > 0 {
-				if v, ok := fastLiteral(ce.Args[0]); ok && v.Value == name {
-					hit = true
+			switch x := x.(type) {
+			case *syntax.Stmt:
+				if x.Background && x.Cmd != nil {
+					walk(x.Cmd, true)
+					for _, r := range x.Redirs {
+						walk(r, true)
+					}
+					return false
+				}
+			case *syntax.BinaryCmd:
+				if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
+					walk(x.X, true)
+					walk(x.Y, true)
+					return false
+				}
+			case *syntax.CallExpr:
+				if len(x.Args) > 0 {
+					if v, ok := fastLiteral(x.Args[0]); ok {
+						out = append(out, callEdge{v.Value, async})
+					}
 				}
 			}
-			return !hit
+			return true
 		})
-		return hit
 	}
-	syntax.Walk(body, func(x syntax.Node) bool {
-		if found {
-			return false
-		}
-		switch x := x.(type) {
-		case *syntax.Stmt:
-			if x.Background && x.Cmd != nil && calls(x.Cmd) {
-				found = true
-			}
-		case *syntax.BinaryCmd:
-			if (x.Op == syntax.Pipe || x.Op == syntax.PipeAll) && (calls(x.X) || calls(x.Y)) {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
+	walk(body, false)
+	return out
 }
 
-// arithAssigns checks the variables an arithmetic expression assigns.
-func (w *walker) arithAssigns(x syntax.ArithmExpr) {
-	if x == nil {
-		return
+// callCycle finds a chain of calls from the function name back to itself among the functions
+// declared so far: the chain, and whether a call on it is in the background or a pipeline.
+func callCycle(name string, funcs map[string]*syntax.Stmt) (string, bool) {
+	type node struct {
+		fn    string
+		path  string
+		async bool
 	}
-	syntax.Walk(x, func(n syntax.Node) bool {
-		var target syntax.ArithmExpr
-		switch n := n.(type) {
-		case *syntax.BinaryArithm:
-			switch n.Op {
-			case syntax.Assgn, syntax.AddAssgn, syntax.SubAssgn, syntax.MulAssgn, syntax.QuoAssgn,
-				syntax.RemAssgn, syntax.AndAssgn, syntax.OrAssgn, syntax.XorAssgn, syntax.ShlAssgn,
-				syntax.ShrAssgn, syntax.AndBoolAssgn, syntax.OrBoolAssgn, syntax.XorBoolAssgn, syntax.PowAssgn:
-				target = n.X
+	seen := map[string]bool{}
+	queue := []node{{name, name, false}}
+	foundPath, foundAsync := "", false
+	for len(queue) > 0 && len(seen) < 64 {
+		n := queue[0]
+		queue = queue[1:]
+		body := funcs[n.fn]
+		if body == nil {
+			continue
+		}
+		for _, e := range calls(body) {
+			async := n.async || e.async
+			if e.name == name {
+				if async {
+					return n.path, true
+				}
+				if foundPath == "" {
+					foundPath = n.path
+				}
+				continue
 			}
-		case *syntax.UnaryArithm:
-			if n.Op == syntax.Inc || n.Op == syntax.Dec {
-				target = n.X
+			if _, ok := funcs[e.name]; ok && !seen[e.name+boolKey(async)] {
+				seen[e.name+boolKey(async)] = true
+				queue = append(queue, node{e.name, n.path + " > " + e.name, async})
 			}
 		}
-		if word, ok := target.(*syntax.Word); ok {
-			if v, ok := fastLiteral(word); ok {
-				w.assigned(v.Value)
-			} else if len(word.Parts) == 1 {
-				if pe, ok := word.Parts[0].(*syntax.ParamExp); ok && pe.Param != nil {
-					w.assigned(pe.Param.Value)
+	}
+	return foundPath, foundAsync
+}
+
+func boolKey(b bool) string {
+	if b {
+		return "&"
+	}
+	return ""
+}
+
+// walkTest checks the operands of [[ … ]]: known values, plain names for -v, and inert
+// integers where bash evaluates arithmetic (-eq and friends).
+// The operand words are appended to args, for the segment that stands for the test.
+func (w *walker) walkTest(x syntax.TestExpr, args *[]Arg) {
+	switch x := x.(type) {
+	case *syntax.Word:
+		v, known := w.wordString(x)
+		*args = append(*args, Arg{Value: v, Raw: string(appendRaw(nil, x.Parts)), Known: known, Prefix: len(v)})
+	case *syntax.ParenTest:
+		w.walkTest(x.X, args)
+	case *syntax.UnaryTest:
+		*args = append(*args, lit(x.Op.String()))
+		if x.Op == syntax.TsVarSet || x.Op == syntax.TsRefVar {
+			if word, ok := x.X.(*syntax.Word); ok {
+				v, known := w.wordString(word)
+				w.plainName("[[ -v ]]", v, known)
+				*args = append(*args, Arg{Value: v, Raw: v, Known: known, Prefix: len(v)})
+				return
+			}
+		}
+		w.walkTest(x.X, args)
+	case *syntax.BinaryTest:
+		switch x.Op {
+		case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+			for i, side := range []syntax.TestExpr{x.X, x.Y} {
+				if i == 1 {
+					*args = append(*args, lit(x.Op.String()))
+				}
+				if word, ok := side.(*syntax.Word); ok {
+					w.arithWord(word, 0)
+					v, known := w.wordString(word)
+					*args = append(*args, Arg{Value: v, Raw: v, Known: known, Prefix: len(v)})
+				} else {
+					w.walkTest(side, args)
 				}
 			}
+		default:
+			w.walkTest(x.X, args)
+			*args = append(*args, lit(x.Op.String()))
+			w.walkTest(x.Y, args)
 		}
-		return true
-	})
+	}
 }
 
+// plainName checks a word used as a variable name by a builtin: a subscript in it is
+// evaluated as arithmetic, and runs the command substitutions in it.
+func (w *walker) plainName(what, v string, known bool) bool {
+	if !known {
+		w.problem("%s of a name that is not known", what)
+		return false
+	}
+	if isName(v) {
+		return true
+	}
+	if strings.ContainsRune(v, '[') {
+		w.problem("%s of an array element %q (its subscript is evaluated)", what, clip(v))
+		w.codeInData(what, v)
+		return false
+	}
+	w.problem("%s of %q, which is not a plain name", what, clip(v))
+	return false
+}
+
+// declare and friends: the options that keep the analysis exact.
 func (w *walker) walkDecl(dc *syntax.DeclClause) {
-	args := []Arg{lit(dc.Variant.Value)}
+	variant := dc.Variant.Value
+	if variant == "nameref" {
+		w.problem("nameref (a name reference)")
+	}
+	args := []Arg{lit(variant)}
 	var opts []Arg
 	for _, a := range dc.Args {
 		if a.Naked && a.Name == nil && a.Value != nil {
 			opts = w.expandWord(a.Value, opts)
 		}
 	}
-	w.declOptions(dc.Variant.Value, opts)
+	flags := w.declFlags(variant, opts)
+	names := 0
 	for _, a := range dc.Args {
 		w.walkAssignSubsts(a)
 		if a.Naked {
 			if a.Name != nil {
+				names++
 				args = append(args, lit(a.Name.Value))
-				if dc.Variant.Value == "export" || dc.Variant.Value == "readonly" || dc.Variant.Value == "declare" || dc.Variant.Value == "typeset" || dc.Variant.Value == "local" {
-					w.exported(dc.Variant.Value, a.Name.Value, opts)
+				if a.Index != nil {
+					w.problem("%s of an array element", variant)
 				}
+				w.declName(variant, flags, a.Name.Value, opts)
 			} else if a.Value != nil {
-				args = w.expandWord(a.Value, args)
+				fs := w.expandWord(a.Value, nil)
+				for _, f := range fs {
+					v := f.Value
+					if len(v) > 0 && (v[0] == '-' || v[0] == '+') && !strings.ContainsRune(v, '=') {
+						continue
+					}
+					names++
+					if n, val, ok := strings.Cut(v, "="); ok {
+						if w.plainName(variant, n, f.Known) {
+							w.assignVar(n, val, f.Known)
+							w.exported(variant, n, opts)
+						}
+					} else if w.plainName(variant, v, f.Known) {
+						w.declName(variant, flags, v, opts)
+					}
+				}
+				args = append(args, fs...)
 			}
 			continue
 		}
 		if a.Name == nil {
 			continue
 		}
+		names++
 		v, ok, lit := w.wordStringLit(a.Value)
 		if a.Array != nil || a.Index != nil {
+			w.problem("%s of an array", variant)
+			w.arrayAssign(a)
 			ok = false
+		} else {
+			if a.Append {
+				if old, known := w.lookup(a.Name.Value); known {
+					v = old + v
+				} else {
+					ok = false
+				}
+			}
+			w.markInteger(flags, a.Name.Value)
+			w.assignVarLit(a.Name.Value, v, ok, lit)
 		}
-		w.assignVarLit(a.Name.Value, v, ok, lit)
-		w.exported(dc.Variant.Value, a.Name.Value, opts)
-		if a.Index != nil {
-			w.assigned(a.Name.Value)
-		}
+		w.exported(variant, a.Name.Value, opts)
 		args = append(args, Arg{Value: a.Name.Value + "=" + v, Raw: a.Name.Value + "=" + v, Known: ok})
+	}
+	if names == 0 && !strings.ContainsAny(flags, "fF") {
+		w.envDump(dumpForm(variant, flags))
 	}
 	s := w.emit(args, KindBuiltin)
 	s.Benign = true
+}
+
+// markInteger remembers the variables given the integer attribute.
+func (w *walker) markInteger(flags, name string) {
+	if strings.ContainsRune(flags, 'i') {
+		if w.sh.integer == nil {
+			w.sh.integer = map[string]bool{}
+		}
+		w.sh.integer[name] = true
+	}
+}
+
+// dumpForm names the declare-family form that prints variables.
+func dumpForm(variant, flags string) string {
+	switch {
+	case flags != "" && flags != "p":
+		return variant + " -" + strings.ReplaceAll(flags, "p", "")
+	case variant == "export" || variant == "readonly" || flags == "p":
+		return variant + " -p"
+	}
+	return variant
+}
+
+// declFlags checks the options of declare, typeset, local, export and readonly and returns
+// the letters set.
+func (w *walker) declFlags(variant string, opts []Arg) string {
+	var flags []byte
+	for _, a := range opts {
+		v := a.Value
+		if !a.Known {
+			w.problem("%s of a non-literal", variant)
+			continue
+		}
+		if len(v) < 2 || v[0] != '-' && v[0] != '+' || strings.ContainsRune(v, '=') {
+			continue
+		}
+		if v == "--" {
+			continue
+		}
+		for _, c := range v[1:] {
+			switch {
+			case c == 'n' && variant == "export" || c == 'p' || c == 'f' && variant != "export" || c == 'F' ||
+				c == 'x' || c == 'r' || c == 'g' || c == 't' || c == 'I':
+			case c == 'f':
+				w.problem("export -f exports a function to the programs it runs")
+				w.an.EnvExported = true
+			case c == 'n':
+				w.problem("%s -n (a name reference)", variant)
+			case c == 'i':
+				w.problem("%s -i (assignments to it are evaluated as arithmetic)", variant)
+			case c == 'a' || c == 'A':
+				w.problem("%s -%c (an array)", variant, c)
+			case c == 'l' || c == 'u' || c == 'c':
+				w.problem("%s -%c (assignments to it change case)", variant, c)
+			default:
+				w.problem("%s -%c is not known", variant, c)
+			}
+			if v[0] == '-' {
+				flags = append(flags, byte(c))
+			}
+		}
+	}
+	return string(flags)
+}
+
+// declName handles a name declared without a value.
+func (w *walker) declName(variant, flags, name string, opts []Arg) {
+	w.markInteger(flags, name)
+	if strings.Contains(flags, "p") {
+		w.envRead(name)
+	}
+	if variant == "export" || variant == "readonly" || variant == "declare" || variant == "typeset" || variant == "local" {
+		w.exported(variant, name, opts)
+	}
+	if variant == "local" || variant == "declare" || variant == "typeset" {
+		if _, ok := w.vars[name]; !ok && !strings.ContainsAny(flags, "pfFx") {
+			// A new local starts empty.
+			w.setVar(name, varVal{known: true, lit: true, unset: true})
+		}
+	}
+}
+
+// arrayAssign records an array assignment's known elements, for the floor.
+func (w *walker) arrayAssign(a *syntax.Assign) {
+	if a.Array == nil || a.Index != nil || a.Append || a.Name == nil {
+		w.setVar(a.Name.Value, varVal{})
+		return
+	}
+	var elems []string
+	for _, e := range a.Array.Elems {
+		if e.Index != nil || e.Value == nil {
+			w.setVar(a.Name.Value, varVal{})
+			return
+		}
+		for _, f := range w.expandWord(e.Value, nil) {
+			if !f.Known {
+				w.setVar(a.Name.Value, varVal{})
+				return
+			}
+			elems = append(elems, f.Value)
+		}
+	}
+	first := ""
+	if len(elems) > 0 {
+		first = elems[0]
+	}
+	w.setVar(a.Name.Value, varVal{val: first, known: true, arr: elems})
 }
 
 func (w *walker) walkAssignSubsts(a *syntax.Assign) {
@@ -706,6 +1343,14 @@ func (w *walker) assignVar(name, v string, known bool) { w.assignVarLit(name, v,
 
 func (w *walker) assignVarLit(name, v string, known, lit bool) {
 	w.checkEnv(name, v, known)
+	if w.sh.integer[name] && known {
+		// An integer variable evaluates what it is assigned.
+		if n, ok := w.arithText(v, 0); ok {
+			v = strconv.FormatInt(n, 10)
+		} else {
+			known = false
+		}
+	}
 	if len(v) > maxValue {
 		known = false
 	}
@@ -724,9 +1369,23 @@ func (w *walker) walkCall(call *syntax.CallExpr, ownWrites bool) {
 			if a.Name == nil {
 				continue
 			}
+			if a.Array != nil || a.Index != nil {
+				w.problem("an array assignment to %s", a.Name.Value)
+				if a.Index != nil {
+					w.arith(a.Index)
+				}
+				w.checkEnv(a.Name.Value, "", false)
+				w.arrayAssign(a)
+				continue
+			}
 			v, ok, lit := w.wordStringLit(a.Value)
-			if a.Array != nil || a.Index != nil || a.Append {
-				ok = false
+			if a.Append {
+				if old, known := w.lookup(a.Name.Value); known {
+					v = old + v
+				} else {
+					ok = false
+					w.problem("appends to $%s, whose value is not known", a.Name.Value)
+				}
 			}
 			w.assignVarLit(a.Name.Value, v, ok, lit)
 		}
@@ -741,9 +1400,12 @@ func (w *walker) walkCall(call *syntax.CallExpr, ownWrites bool) {
 		if a.Name == nil {
 			continue
 		}
+		if a.Array != nil || a.Index != nil {
+			w.problem("an array assignment to %s", a.Name.Value)
+		}
 		v, ok := w.wordString(a.Value)
 		env = append(env, a.Name.Value+"="+v)
-		w.checkEnv(a.Name.Value, v, ok && !hasExpansion(a.Value))
+		w.checkEnv(a.Name.Value, v, ok)
 	}
 	if len(args) == 0 {
 		w.problem("the command word expands to nothing")
@@ -756,14 +1418,6 @@ func (w *walker) walkCall(call *syntax.CallExpr, ownWrites bool) {
 		return
 	}
 	w.command(args)
-}
-
-func hasExpansion(word *syntax.Word) bool {
-	if word == nil {
-		return false
-	}
-	_, ok := fastLiteral(word)
-	return !ok && mayHaveSubst(word.Parts)
 }
 
 // command checks the command word and dispatches.

@@ -145,7 +145,7 @@ func psValueFlag(name string) bool {
 // decodePowerShell decodes an -EncodedCommand value: base64 of UTF-16LE text.
 func decodePowerShell(v string) (string, bool) {
 	v = strings.Trim(v, `"' `)
-	b, ok := decodeBase64(v)
+	b, _, ok := decodeBase64(v)
 	if !ok || len(b) == 0 {
 		return "", false
 	}

@@ -157,11 +157,45 @@ func (f *fields) end() {
 	if f.prefix >= 0 {
 		a.Prefix = f.prefix
 	}
-	if f.glob {
+	if f.glob && validGlob(f.pat) {
 		a.Pattern = string(f.pat)
 	}
 	f.out = append(f.out, a)
 	f.reset()
+}
+
+// validGlob reports whether a pattern has a glob bash expands: * or ?, or a bracket
+// expression closed by "]" (a lone "[" is literal text, as in "[ -f x ]").
+func validGlob(p []byte) bool {
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '*', '?':
+			return true
+		case '@', '!', '+':
+			if i+1 < len(p) && p[i+1] == '(' {
+				return true // an extended glob
+			}
+		case '[':
+			j := i + 1
+			if j < len(p) && (p[j] == '!' || p[j] == '^') {
+				j++
+			}
+			if j < len(p) && p[j] == ']' {
+				j++
+			}
+			for ; j < len(p); j++ {
+				if p[j] == ']' {
+					return true
+				}
+				if p[j] == '\\' {
+					j++
+				}
+			}
+		}
+	}
+	return false
 }
 
 // split appends an unquoted expansion's value: split into fields on IFS, globs active.
@@ -260,33 +294,27 @@ func (w *walker) wordParts(f *fields, parts []syntax.WordPart, inDbl, first bool
 			f.started = true
 			if p.Dollar {
 				f.static = false
+				w.problem("a locale-translated string $\"…\" (its text comes from a message catalog)")
 			}
 			w.wordParts(f, p.Parts, true, false)
 		case *syntax.ParamExp:
-			if !w.litParam(p) {
-				f.static = false
-			}
-			if all, ok := w.quotedAt(p); ok && inDbl {
-				for j, v := range all {
-					if j > 0 {
-						f.end()
-					}
-					f.started = true
-					f.quoted(v)
-				}
-				continue
-			}
-			v, ok := w.paramValue(p)
-			w.expansion(f, v, ok, inDbl)
+			w.paramExp(f, p, inDbl)
 		case *syntax.CmdSubst:
 			f.static = false
-			v, ok := w.evalStmts(p.Stmts, stdinNone())
+			v, ok := w.evalSub(p.Stmts)
 			v = strings.TrimRight(v, "\n")
-			w.expansion(f, v, ok, inDbl)
+			why := ""
+			if !ok {
+				why = "the output of $(…) is not known"
+			}
+			w.expansion(f, v, ok, inDbl, false, why)
 		case *syntax.ArithmExp:
 			f.static = false
+			if p.Bracket || p.Unsigned {
+				w.problem("an old or mksh arithmetic form")
+			}
 			v, ok := w.arith(p.X)
-			w.expansion(f, v, ok, inDbl)
+			w.expansion(f, v, ok, inDbl, false, "")
 		case *syntax.ProcSubst:
 			f.static = false
 			f.quoted("/dev/fd/63")
@@ -294,23 +322,39 @@ func (w *walker) wordParts(f *fields, parts []syntax.WordPart, inDbl, first bool
 			f.static = false
 			f.glob = true
 			f.started = true
+			w.problem("an extended glob %s(…)", p.Op.String()[:1])
 			s := p.Op.String() + p.Pattern.Value + ")"
 			f.val = append(f.val, s...)
 			f.pat = append(f.pat, s...)
 		default:
 			f.static = false
+			w.problem("an unsupported word part")
 			f.unknown()
 		}
 	}
 }
 
-func (w *walker) expansion(f *fields, v string, ok, inDbl bool) {
+// expansion appends the value of an expansion; why, when the value is not known, is the
+// problem to report (none for the values bash can only set to digits).
+func (w *walker) expansion(f *fields, v string, ok, inDbl, glob bool, why string) {
 	if !ok {
+		if why != "" {
+			w.problem("%s", why)
+		}
 		f.unknown()
 		return
 	}
 	if len(v)+len(f.val) > maxValue {
+		w.problem("an expansion longer than %d bytes", maxValue)
 		f.unknown()
+		return
+	}
+	if glob {
+		// A loop variable over a glob: one of the file names the pattern matches.
+		f.started = true
+		for i := 0; i < len(v); i++ {
+			f.active(v[i])
+		}
 		return
 	}
 	if inDbl || f.noSplit {
@@ -353,6 +397,8 @@ func (w *walker) lit(f *fields, s string, inDbl, atStart bool) {
 			// command position it is refused (command checks the raw word).
 			f.quoted(h)
 			i = end
+		} else {
+			f.unknown()
 		}
 	}
 	for ; i < len(s); i++ {
@@ -377,21 +423,27 @@ func (w *walker) tilde(user string) (string, bool) {
 		if h, ok := w.lookup("HOME"); ok {
 			return h, true
 		}
+		w.problem("~ names a home directory that is not known")
 		return "", false
 	case "+":
 		if w.cwd != "" {
 			return w.cwd, true
 		}
+		w.problem("~+ names a working directory that is not known")
 		return "", false
 	case "-":
+		w.problem("~- names the previous working directory, which is not known")
 		return "", false
-	case "root":
-		return "/root", true
 	}
 	for _, r := range user {
 		if !(r == '_' || r == '-' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r)) {
 			return "", false
 		}
+	}
+	// Another user's home is where it usually is, for the floor; the request does not say.
+	w.problem("~%s names another user's home directory", user)
+	if user == "root" {
+		return "/root", true
 	}
 	return "/home/" + user, true
 }
@@ -413,11 +465,25 @@ func simpleParam(p *syntax.ParamExp) bool {
 		p.Repl == nil && p.Names == 0 && p.Exp == nil
 }
 
+// lookupVar returns a variable when its value is known.
+func (w *walker) lookupVar(name string) (varVal, bool) {
+	if v, ok := w.vars[name]; ok {
+		return v, v.known
+	}
+	s, ok := w.lookupSpecial(name)
+	return varVal{val: s, known: ok}, ok
+}
+
 // lookup returns a variable's value when known.
 func (w *walker) lookup(name string) (string, bool) {
 	if v, ok := w.vars[name]; ok {
 		return v.val, v.known
 	}
+	return w.lookupSpecial(name)
+}
+
+// lookupSpecial knows the positional parameters, $HOME and $PWD (from the request) and IFS.
+func (w *walker) lookupSpecial(name string) (string, bool) {
 	if len(name) > 0 && (name[0] >= '0' && name[0] <= '9' || name == "@" || name == "*" || name == "#") {
 		if !w.posKnown {
 			return "", false
@@ -451,47 +517,139 @@ func (w *walker) lookup(name string) (string, bool) {
 	return "", false
 }
 
-// paramValue evaluates a parameter expansion when it can.
-func (w *walker) paramValue(p *syntax.ParamExp) (string, bool) {
-	if p.Param == nil || p.Flags != nil || p.NestedParam != nil || p.Index != nil || p.Width ||
-		p.IsSet || len(p.Modifiers) > 0 || p.Names != 0 {
-		return "", false
+// paramExp expands one parameter expansion.
+func (w *walker) paramExp(f *fields, p *syntax.ParamExp, inDbl bool) {
+	if !w.litParam(p) {
+		f.static = false
 	}
-	base, ok := w.lookup(p.Param.Value)
+	if p.Param != nil && p.Names == 0 {
+		w.envRead(p.Param.Value)
+	}
+	if why := w.paramOutside(p); why != "" {
+		w.problem("%s", why)
+	}
+	if all, ok := w.quotedAt(p); ok && inDbl {
+		for j, v := range all {
+			if j > 0 {
+				f.end()
+			}
+			f.started = true
+			f.quoted(v)
+		}
+		return
+	}
+	if all, ok := w.arrayAll(p); ok && inDbl {
+		for j, v := range all {
+			if j > 0 {
+				f.end()
+			}
+			f.started = true
+			f.quoted(v)
+		}
+		return
+	}
+	v, ok, glob := w.paramValue(p)
+	w.expansion(f, v, ok, inDbl, glob, "")
+}
+
+// paramOutside says why a parameter expansion is outside what can be auto-allowed ("" when it
+// is inside).
+func (w *walker) paramOutside(p *syntax.ParamExp) string {
+	name := ""
+	if p.Param != nil {
+		name = p.Param.Value
+	}
+	switch {
+	case p.Flags != nil || p.Width || p.IsSet || p.NestedParam != nil || len(p.Modifiers) > 0 ||
+		p.Split != syntax.OptUnset || p.GlobSubst != syntax.OptUnset || p.RcExpand != syntax.OptUnset || p.Param == nil:
+		return "an unsupported parameter expansion"
+	case p.Names != 0:
+		w.envDump("${!" + name + "*}")
+		return "${!" + name + "*} lists variable names"
+	case p.Excl:
+		return "an indirect expansion ${!" + name + "} (the variable it names is not known)"
+	case p.Index != nil:
+		return "an array subscript ${" + name + "[…]}"
+	case p.Exp != nil && p.Exp.Op == syntax.OtherParamOps:
+		op := ""
+		if p.Exp.Word != nil {
+			op, _ = w.wordString(p.Exp.Word)
+		}
+		if op == "P" {
+			if v, ok := w.lookup(name); ok {
+				w.codeInData("${"+name+"@P}", v)
+			}
+		}
+		return "the transformation ${" + name + "@" + op + "}"
+	case p.Exp != nil && (p.Exp.Op == syntax.MatchEmpty || p.Exp.Op == syntax.ArrayExclude || p.Exp.Op == syntax.ArrayIntersect):
+		return "an unsupported parameter expansion"
+	}
+	return ""
+}
+
+// paramBase looks up the variable of a parameter expansion, reporting it when its value is
+// not known.
+func (w *walker) paramBase(p *syntax.ParamExp) (varVal, bool) {
+	name := p.Param.Value
+	v, ok := w.lookupVar(name)
+	if p.Index != nil {
+		v, ok = w.arrayElem(p)
+	}
+	if !ok && !inertSpecial(name) && !p.Excl && p.Names == 0 {
+		w.problem("the value of $%s is not known", name)
+	}
+	return v, ok
+}
+
+// paramValue evaluates a parameter expansion when it can; glob is set for a loop variable
+// over a glob pattern.
+func (w *walker) paramValue(p *syntax.ParamExp) (string, bool, bool) {
+	if p.Param == nil || p.Flags != nil || p.NestedParam != nil || p.Width || p.IsSet || len(p.Modifiers) > 0 || p.Names != 0 {
+		return "", false, false
+	}
+	bv, ok := w.paramBase(p)
+	base := bv.val
 	if p.Excl {
 		if !ok {
-			return "", false
+			return "", false, false
 		}
-		base, ok = w.lookup(base)
+		bv, ok = w.lookupVar(base)
+		base = bv.val
 	}
 	if p.Length {
-		if !ok {
-			return "", false
+		if !ok || bv.glob {
+			return "", false, false
 		}
-		return strconv.Itoa(utf8.RuneCountInString(base)), true
+		return strconv.Itoa(utf8.RuneCountInString(base)), true, false
+	}
+	if bv.glob && (p.Slice != nil || p.Repl != nil || p.Exp != nil) {
+		if p.Exp != nil && (p.Exp.Op == syntax.DefaultUnset || p.Exp.Op == syntax.DefaultUnsetOrNull ||
+			p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull || p.Exp.Op == syntax.ErrorUnset ||
+			p.Exp.Op == syntax.ErrorUnsetOrNull) {
+			return base, true, true
+		}
+		w.problem("an operation on a file name from a glob")
+		return "", false, false
 	}
 	if p.Slice != nil {
-		if !ok {
-			return "", false
-		}
 		off, ok1 := w.arith(p.Slice.Offset)
-		o, err := strconv.Atoi(off)
-		if !ok1 || err != nil {
-			return "", false
+		ln, ok2 := "", true
+		if p.Slice.Length != nil {
+			ln, ok2 = w.arith(p.Slice.Length)
 		}
+		if !ok || !ok1 || !ok2 {
+			return "", false, false
+		}
+		o, _ := strconv.Atoi(off)
 		if o < 0 {
 			o = max(len(base)+o, 0)
 		}
 		if o > len(base) {
-			return "", true
+			return "", true, false
 		}
 		base = base[o:]
 		if p.Slice.Length != nil {
-			ln, ok2 := w.arith(p.Slice.Length)
-			l, err := strconv.Atoi(ln)
-			if !ok2 || err != nil {
-				return "", false
-			}
+			l, _ := strconv.Atoi(ln)
 			if l < 0 {
 				l = max(len(base)+l, 0)
 			}
@@ -499,76 +657,80 @@ func (w *walker) paramValue(p *syntax.ParamExp) (string, bool) {
 				base = base[:l]
 			}
 		}
-		return base, true
+		return base, true, false
 	}
 	if p.Repl != nil {
-		if !ok {
-			return "", false
-		}
 		orig, ok1 := w.wordString(p.Repl.Orig)
 		with, ok2 := w.wordString(p.Repl.With)
-		if !ok1 || !ok2 || strings.ContainsAny(orig, "*?[") || orig == "" {
-			return "", false
+		if !ok || !ok1 || !ok2 {
+			return "", false, false
+		}
+		if strings.ContainsAny(orig, "*?[") || orig == "" || strings.HasPrefix(orig, "#") || strings.HasPrefix(orig, "%") {
+			w.problem("a pattern replacement ${x/pattern/…}")
+			return "", false, false
 		}
 		if p.Repl.All {
-			return strings.ReplaceAll(base, orig, with), true
+			return strings.ReplaceAll(base, orig, with), true, false
 		}
-		return strings.Replace(base, orig, with, 1), true
+		return strings.Replace(base, orig, with, 1), true, false
 	}
 	if p.Exp == nil {
-		return base, ok
+		return base, ok, bv.glob
 	}
 	arg := func() (string, bool) { return w.wordString(p.Exp.Word) }
+	colon := p.Exp.Op == syntax.DefaultUnsetOrNull || p.Exp.Op == syntax.AssignUnsetOrNull ||
+		p.Exp.Op == syntax.AlternateUnsetOrNull || p.Exp.Op == syntax.ErrorUnsetOrNull
+	set := ok && !bv.unset && (!colon || base != "")
 	switch p.Exp.Op {
-	case syntax.DefaultUnset, syntax.AssignUnset:
-		if ok {
-			return base, true
+	case syntax.DefaultUnset, syntax.AssignUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnsetOrNull:
+		if set {
+			return base, true, bv.glob
 		}
-		// An unknown variable is most likely unset: its default is what the author meant.
-		return arg()
-	case syntax.DefaultUnsetOrNull, syntax.AssignUnsetOrNull:
-		if ok && base != "" {
-			return base, true
+		// An unknown variable is most likely unset: its default is what the author meant
+		// (for the floor; the problem was reported).
+		v, vok := arg()
+		if (p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull) && isName(p.Param.Value) {
+			w.assignVar(p.Param.Value, v, vok)
 		}
-		return arg()
-	case syntax.AlternateUnset:
+		return v, vok, false
+	case syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
 		if !ok {
-			return "", false
+			return "", false, false
 		}
-		return arg()
-	case syntax.AlternateUnsetOrNull:
-		if !ok {
-			return "", false
+		if !set {
+			return "", true, false
 		}
-		if base == "" {
-			return "", true
-		}
-		return arg()
+		v, vok := arg()
+		return v, vok, false
 	case syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
-		return base, ok
+		return base, ok, bv.glob
 	case syntax.RemSmallPrefix, syntax.RemLargePrefix, syntax.RemSmallSuffix, syntax.RemLargeSuffix:
 		pat, ok1 := arg()
 		if !ok || !ok1 {
-			return "", false
+			return "", false, false
 		}
-		return trimPattern(base, pat, p.Exp.Op), true
+		return trimPattern(base, pat, p.Exp.Op), true, false
 	case syntax.UpperFirst, syntax.UpperAll, syntax.LowerFirst, syntax.LowerAll:
+		if p.Exp.Word != nil && len(p.Exp.Word.Parts) > 0 {
+			w.problem("a case conversion with a pattern")
+			return "", false, false
+		}
 		if !ok || base == "" {
-			return base, ok
+			return base, ok, false
 		}
 		switch p.Exp.Op {
 		case syntax.UpperAll:
-			return strings.ToUpper(base), true
+			return strings.ToUpper(base), true, false
 		case syntax.LowerAll:
-			return strings.ToLower(base), true
+			return strings.ToLower(base), true, false
 		}
 		r, n := utf8.DecodeRuneInString(base)
 		if p.Exp.Op == syntax.UpperFirst {
-			return string(unicode.ToUpper(r)) + base[n:], true
+			return string(unicode.ToUpper(r)) + base[n:], true, false
 		}
-		return string(unicode.ToLower(r)) + base[n:], true
+		return string(unicode.ToLower(r)) + base[n:], true, false
 	}
-	return "", false
+	return "", false, false
 }
 
 // trimPattern implements ${x#p}, ${x##p}, ${x%p} and ${x%%p}.
@@ -646,28 +808,6 @@ func (w *walker) docString(word *syntax.Word) (string, bool) {
 	f := &fields{static: true, known: true, prefix: -1}
 	w.wordParts(f, word.Parts, true, false)
 	return string(f.val), f.known
-}
-
-// arith evaluates an arithmetic expression when it is a plain number or a known variable.
-func (w *walker) arith(x syntax.ArithmExpr) (string, bool) {
-	word, ok := x.(*syntax.Word)
-	if !ok {
-		return "", false
-	}
-	s, ok := w.wordString(word)
-	if !ok {
-		return "", false
-	}
-	s = strings.TrimSpace(s)
-	if _, err := strconv.Atoi(s); err == nil {
-		return s, true
-	}
-	if v, ok := w.lookup(s); ok {
-		if _, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-			return strings.TrimSpace(v), true
-		}
-	}
-	return "", false
 }
 
 // ansiC decodes the body of a $'…' string.

@@ -67,32 +67,60 @@ var otherBuiltins = map[string]bool{
 	"history": true, "kill": true, "suspend": true,
 }
 
-// Environment variables that change what a command runs or loads: setting one makes the
-// analysis not-ok, since the resolved executable is no longer what runs.
+// Environment variables that change what a command runs or loads, or where it reads its
+// options from: setting one makes the analysis not-ok, since what runs is no longer what the
+// command line says.
 func dangerousEnv(name string) bool {
 	switch name {
-	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "NODE_OPTIONS", "PERL5OPT",
-		"PERL5LIB", "RUBYOPT", "PYTHONSTARTUP", "GIT_EXEC_PATH", "GIT_CONFIG_PARAMETERS",
-		"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT", "ZDOTDIR",
-		"BASH_CMDS", "BASH_ALIASES", "EXECIGNORE", "BASH_LOADABLES_PATH", "PS0", "PS1", "PS2", "PS4",
-		"HOME", "XDG_CONFIG_HOME":
+	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "NODE_OPTIONS", "NODE_PATH", "PERL5OPT",
+		"PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "PYTHONINSPECT",
+		"PYTHONUSERBASE", "GIT_EXEC_PATH", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG", "GIT_CONFIG_GLOBAL",
+		"GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT", "GIT_DIR", "GIT_TEMPLATE_DIR", "GIT_ALLOW_PROTOCOL",
+		"GIT_PROTOCOL_FROM_USER", "ZDOTDIR", "BASH_CMDS", "BASH_ALIASES", "EXECIGNORE", "BASH_LOADABLES_PATH",
+		"PS0", "PS1", "PS2", "PS4", "HOME", "XDG_CONFIG_HOME", "GLOBIGNORE", "CDPATH", "BASH_COMPAT",
+		"TAR_OPTIONS", "MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKEFILES", "GOFLAGS", "GOENV", "GOTOOLCHAIN",
+		"RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS",
+		"CLASSPATH", "DOTNET_STARTUP_HOOKS", "GCONV_PATH", "HOSTALIASES", "NLSPATH", "MANOPT", "VIMINIT",
+		"EXINIT", "MYVIMRC", "GVIMINIT", "WGETRC", "CURL_HOME", "PIP_CONFIG_FILE", "LESSKEY", "INPUTRC",
+		"ERL_AFLAGS", "ERL_FLAGS", "PHPRC", "PHP_INI_SCAN_DIR", "R_PROFILE", "R_PROFILE_USER", "LUA_PATH",
+		"LUA_CPATH", "TCLLIBPATH", "GEM_PATH", "GEM_HOME", "BUNDLE_GEMFILE", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL":
 		return true
+	}
+	if strings.HasPrefix(name, "npm_config_") || strings.HasPrefix(name, "NPM_CONFIG_") {
+		return !npmCommandConfig(strings.ToLower(name[len("npm_config_"):]))
 	}
 	return strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") ||
 		strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") ||
-		strings.HasPrefix(name, "BASH_FUNC_")
+		strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "GIT_TRACE") || strings.HasPrefix(name, "LUA_INIT")
+}
+
+// npmCommandConfig names the npm settings whose value is a command.
+func npmCommandConfig(key string) bool {
+	switch strings.ReplaceAll(key, "-", "_") {
+	case "script_shell", "shell", "editor", "browser", "git", "viewer":
+		return true
+	}
+	return false
 }
 
 // Environment variables whose value is a command line that a program runs.
 func commandEnv(name string) bool {
 	switch name {
-	case "PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR",
-		"GIT_SEQUENCE_EDITOR", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS",
-		"SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "BROWSER", "PROMPT_COMMAND", "RSYNC_RSH",
-		"SHELL", "TERMINAL":
+	case "PAGER", "MANPAGER", "EDITOR", "VISUAL", "GIT_SSH_COMMAND", "GIT_SSH", "GIT_PROXY_COMMAND",
+		"GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "BROWSER",
+		"PROMPT_COMMAND", "RSYNC_RSH", "RSYNC_CONNECT_PROG", "CVS_RSH", "SVN_SSH", "SHELL", "TERMINAL", "FCEDIT",
+		"CC", "CXX", "CPP", "LD", "AR", "AS", "FC", "NM", "RANLIB", "STRIP", "OBJCOPY", "OBJDUMP", "RUSTC",
+		"RUSTC_WRAPPER", "RUSTDOC", "RUSTC_WORKSPACE_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER", "CARGO_BUILD_RUSTC",
+		"SUDO_EDITOR", "DIFFPROG":
 		return true
 	}
-	return false
+	if strings.HasPrefix(name, "npm_config_") || strings.HasPrefix(name, "NPM_CONFIG_") {
+		return npmCommandConfig(strings.ToLower(name[len("npm_config_"):]))
+	}
+	if strings.HasPrefix(name, "CARGO_TARGET_") && (strings.HasSuffix(name, "_RUNNER") || strings.HasSuffix(name, "_LINKER")) {
+		return true
+	}
+	return strings.HasSuffix(name, "_PAGER") || strings.HasSuffix(name, "_EDITOR") || strings.HasSuffix(name, "_BROWSER")
 }
 
 // HarmlessEnv reports environment variables that cannot change what a read-only tool does
@@ -116,6 +144,11 @@ func (w *walker) assigned(name string) {
 
 // checkEnv looks at an assignment made for or by the command.
 func (w *walker) checkEnv(name, value string, known bool) {
+	switch name {
+	case "PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND":
+		// Prompt strings expand their $(…) when they are printed (PS4 under set -x).
+		w.codeInData(name+"=", value)
+	}
 	if dangerousEnv(name) {
 		w.problem("sets %s, which changes what runs", name)
 		return
@@ -124,7 +157,7 @@ func (w *walker) checkEnv(name, value string, known bool) {
 		if !known {
 			w.problem("%s is set to a command that is not a literal", name)
 		}
-		w.script(name+"=", value, nil, false)
+		w.hiddenScript(name+"=", value, known)
 	}
 }
 
@@ -204,15 +237,96 @@ func (w *walker) dispatch(args []Arg) {
 		w.cmdExe(args)
 	case "powershell", "pwsh":
 		w.powershell(args)
-	case "strace", "ltrace", "gdb", "valgrind", "firejail", "bwrap", "proot", "systemd-run",
-		"unshare", "nsenter", "xvfb-run", "dbus-run-session", "faketime", "proxychains",
-		"proxychains4", "torsocks", "tsocks", "catchsegv", "nix-shell", "caffeinate", "arch",
-		"tmux", "screen", "parallel", "entr", "sg", "newgrp", "rlwrap", "unbuffer", "expect":
+	case "make", "gmake":
+		w.make(args)
+	case "tar", "gtar":
+		w.tar(args)
+	case "rsync":
+		w.rsync(args)
+	case "zip":
+		w.zip(args)
+	case "vim", "vi", "nvim", "ex", "view", "gvim", "vimdiff", "rvim", "evim", "gview":
+		w.vim(base, args)
+	case "ed", "red":
+		w.ed(base, args)
+	case "gdb", "lldb":
+		w.gdb(base, args)
+	case "man":
+		w.man(args)
+	case "less", "more", "most":
+		w.less(args)
+	case "tmux":
+		w.tmux(args)
+	case "screen":
+		w.screen(args)
+	case "parallel", "sem":
+		w.parallel(args)
+	case "expect":
+		w.expect(args)
+	case "crontab":
+		w.crontab(args)
+	case "sg", "newgrp":
+		w.sg(base, args)
+	case "sed", "gsed":
+		w.sed(args)
+	case "sqlite3", "sqlite":
+		w.sqlite(args)
+	case "psql", "mysql", "mariadb":
+		w.sqlClient(base, args)
+	case "socat":
+		w.socat(args)
+	case "nc", "ncat", "netcat", "nc.traditional", "nc.openbsd":
+		w.netcat(base, args)
+	case "apt", "apt-get", "aptitude":
+		w.aptGet(base, args)
+	case "go":
+		w.goTool(args)
+	case "hg":
+		w.hg(args)
+	case "tee":
 		w.emit(args, KindCommand)
-		w.floorScan(args, base)
+		w.teeWrites(args)
+	case "curl", "wget", "cp", "mv", "install", "ln", "mknod":
+		w.emit(args, KindCommand)
+		w.toolWrites(base, args)
+		if base == "ln" || base == "cp" || base == "mknod" {
+			w.links(base, args)
+		}
+	case "sshpass":
+		r := (&optSpec{short: "ev", shortArg: "pfdP"}).parse(args, 1)
+		if r.bad != "" {
+			w.cannotUnwrap(base, args, "unknown option "+r.bad)
+			return
+		}
+		w.emit(args[:r.next:r.next], KindCommand)
+		w.unwrapTo(base, args, r.next, nil)
+	case "strace", "ltrace", "valgrind", "firejail", "bwrap", "proot", "systemd-run",
+		"unshare", "nsenter", "xvfb-run", "dbus-run-session", "dbus-launch", "faketime", "proxychains",
+		"proxychains4", "torsocks", "tsocks", "catchsegv", "nix-shell", "nix", "caffeinate", "arch",
+		"entr", "rlwrap", "unbuffer", "ssh-agent", "setpriv", "capsh", "prlimit", "numactl", "cgexec",
+		"eatmydata", "fakeroot", "linux32", "linux64", "setarch", "chronic", "winpty", "watchexec",
+		"nodemon", "reflex", "dotenv", "envchain", "with-contenv", "ip", "chpst", "schedtool", "runcon",
+		"sandbox-exec", "valgrind.bin", "perf", "ltrace.bin", "uftrace", "hyperfine", "kubectl-exec":
+		if base == "ip" && !(len(args) > 2 && args[1].Value == "netns" && args[2].Value == "exec") {
+			w.emit(args, KindCommand)
+			return
+		}
+		if base == "nix" && !(len(args) > 1 && (args[1].Value == "run" || args[1].Value == "develop" || args[1].Value == "shell")) {
+			w.emit(args, KindCommand)
+			return
+		}
+		if base == "perf" && !(len(args) > 1 && (args[1].Value == "record" || args[1].Value == "stat" || args[1].Value == "trace")) {
+			w.emit(args, KindCommand)
+			return
+		}
+		// These run a command of their own choosing with options not modelled here.
+		w.cannotUnwrap(base, args, "it runs a command given in its arguments")
 	default:
 		if isShell(base) {
 			w.shellWrapper(base, args)
+			return
+		}
+		if w.subcommandRunner(base, args) {
 			return
 		}
 		if maybeInterpreter(base) {
@@ -220,6 +334,10 @@ func (w *walker) dispatch(args []Arg) {
 				w.interpreter(lang, args)
 				return
 			}
+		}
+		if strings.ContainsRune(name, '/') && w.runsWritten(name, name, "", nil) {
+			w.emit(args, KindCommand)
+			return
 		}
 		w.emit(args, KindCommand)
 	}
@@ -265,7 +383,9 @@ func floorRelevant(b string) bool {
 		"blkdiscard", "tee", "cp", "rsync", "format", "vssadmin", "wmic", "reg", "cmd", "powershell",
 		"pwsh", "env", "sudo", "doas", "xargs", "eval", "ssh", "nice", "nohup", "timeout", "rd",
 		"rmdir", "del", "erase", "remove-item", "format-volume", "sgdisk", "sfdisk", "cryptsetup",
-		"ddrescue", "nvme", "badblocks", "wbadmin":
+		"ddrescue", "nvme", "badblocks", "wbadmin", "fdisk", "gdisk", "cgdisk", "parted",
+		"ln", "mknod", "install", "hdparm", "mdadm", "zpool", "truncate", "git", "make", "tar",
+		"sed", "parallel", "tmux", "su", "sg", "script", "watch", "flock", "busybox", "chroot":
 		return true
 	}
 	return strings.HasPrefix(b, "mkfs") || isShell(b) || interpreter(b, nil) != ""
@@ -286,6 +406,29 @@ type optResult struct {
 	flags    map[string]string // option name ("u", "user") -> value ("" for flags)
 	operands []int             // with permute: every operand index
 	bad      string            // the option that is not understood
+}
+
+// resolveLong resolves a long option name the way getopt_long does: an exact name, or an
+// abbreviation that is the prefix of exactly one name. ok is false for an unknown or
+// ambiguous name.
+func resolveLong(name string, lists ...[]string) (string, bool) {
+	if name == "" {
+		return "", false
+	}
+	found := ""
+	n := 0
+	for _, l := range lists {
+		for _, o := range l {
+			if o == name {
+				return o, true
+			}
+			if strings.HasPrefix(o, name) && o != found {
+				found = o
+				n++
+			}
+		}
+	}
+	return found, n == 1
 }
 
 func hasName(list []string, s string) bool {
@@ -328,6 +471,9 @@ func (spec *optSpec) parse(args []Arg, from int) optResult {
 		}
 		if strings.HasPrefix(v, "--") {
 			name, val, hasVal := strings.Cut(v[2:], "=")
+			if full, ok := resolveLong(name, spec.long, spec.longArg); ok {
+				name = full
+			}
 			switch {
 			case hasName(spec.long, name):
 				r.set(name, "")
@@ -498,7 +644,9 @@ loop:
 		}
 		if c := w.deeper("env"); c != nil {
 			c.env = append(c.env[:len(c.env):len(c.env)], env...)
-			c.cwd = joinCwd(c.cwd, cwd)
+			if cwd != "" {
+				c.chdir(cwd)
+			}
 			c.inlineScript("env -S", b.String(), nil, false, true)
 		}
 		return
@@ -506,7 +654,7 @@ loop:
 	w.unwrapTo("env", args, i, func(c *walker) {
 		c.env = append(c.env[:len(c.env):len(c.env)], env...)
 		if cwd != "" {
-			c.cwd = joinCwd(c.cwd, cwd)
+			c.chdir(cwd)
 		}
 	})
 }
@@ -612,7 +760,7 @@ func (w *walker) privileged(base string, args []Arg) {
 	}
 	w.unwrapTo(base, args, r.next, func(c *walker) {
 		if dir != "" {
-			c.cwd = joinCwd(c.cwd, dir)
+			c.chdir(dir)
 		}
 	})
 }
@@ -621,7 +769,7 @@ func (w *walker) privileged(base string, args []Arg) {
 func (w *walker) sudoedit(args []Arg, from int) {
 	c := *w
 	for _, a := range args[from:] {
-		c.writes = append(c.writes[:len(c.writes):len(c.writes)], Write{Target: a.Value, Known: a.Known})
+		c.addWrite(Write{Target: a.Value, Known: a.Known, Pattern: a.Pattern, Op: "sudoedit"})
 	}
 	c.emit(args, KindCommand)
 }
@@ -669,7 +817,8 @@ func (w *walker) suWrapper(base string, args []Arg) {
 		return
 	}
 	if c := w.deeper(base + " -c"); c != nil {
-		c.inlineScript(base+" -c", script, nil, false, allStatic(args))
+		c.hide(base + " -c")
+		c.inlineScript(base+" -c", script, nil, true, allStatic(args))
 	}
 }
 
@@ -696,7 +845,7 @@ func (w *walker) chroot(args []Arg) {
 	}
 	inner := r.next + 1
 	w.emit(args[:inner:inner], KindCommand)
-	w.unwrapTo("chroot", args, inner, func(c *walker) { c.cwd = "/" })
+	w.unwrapTo("chroot", args, inner, func(c *walker) { c.cwd, c.cwdRel = "/", "" })
 }
 
 var wrapperSpecs = map[string]*optSpec{
@@ -759,7 +908,7 @@ func (w *walker) simpleWrapper(base string, args []Arg) {
 		}
 		if out != "" {
 			c := *w
-			c.writes = append(c.writes[:len(c.writes):len(c.writes)], Write{Target: out, Known: true})
+			c.addWrite(Write{Target: out, Known: true, Op: "time -o"})
 			c.unwrapTo(base, args, inner, nil)
 			return
 		}
@@ -844,7 +993,14 @@ func (w *walker) xargs(args []Arg) {
 	}
 	if !known {
 		// The arguments xargs appends are unknown: the command is judged on what is written,
-		// and it is never a safe bin.
+		// and it is never a safe bin. The floor also sees it with the words the upstream
+		// command may print (echo /* | xargs rm -rf).
+		if !fromFile {
+			for _, words := range w.pipeGuesses() {
+				argv := append(append([]Arg(nil), inner...), words...)
+				w.floorOnly("xargs").unwrapTo("xargs", argv, 0, nil)
+			}
+		}
 		w.unwrapTo("xargs", inner, 0, func(c *walker) { c.moreArgs = true })
 		return
 	}
@@ -923,6 +1079,22 @@ func xargsWords(s string) []string {
 
 // packageRunner unwraps npx and its cousins to the package binary they run.
 func (w *walker) packageRunner(base string, args []Arg) {
+	if base == "npm" || base == "pnpm" || base == "yarn" || base == "npx" {
+		w.npmConfig(base, args)
+		if base == "npm" && len(args) > 2 && args[1].Value == "explore" {
+			// npm explore PKG -- CMD: CMD runs in a shell in the package's directory.
+			w.emit(args, KindCommand)
+			rest := args[3:]
+			if len(rest) > 0 && rest[0].Value == "--" {
+				rest = rest[1:]
+			}
+			if len(rest) > 0 {
+				text, known := joinValues(rest)
+				w.hiddenScript("npm explore", text, known)
+			}
+			return
+		}
+	}
 	label := base
 	from := 1
 	local := ""
@@ -1144,7 +1316,7 @@ func (w *walker) scriptCmd(args []Arg) {
 	if r.next < len(args) {
 		out = args[r.next].Value
 	}
-	c.writes = append(c.writes[:len(c.writes):len(c.writes)], Write{Target: out, Known: true})
+	c.addWrite(Write{Target: out, Known: true, Op: "script"})
 	c.emit(args, KindCommand)
 	cmd, ok := r.flags["c"]
 	if !ok {
@@ -1152,7 +1324,8 @@ func (w *walker) scriptCmd(args []Arg) {
 	}
 	if ok {
 		if d := w.deeper("script -c"); d != nil {
-			d.inlineScript("script -c", cmd, nil, false, allStatic(args))
+			d.hide("script -c")
+			d.inlineScript("script -c", cmd, nil, true, allStatic(args))
 		}
 	}
 }
@@ -1181,6 +1354,7 @@ func (w *walker) stdinScript(label string, args []Arg, posFrom int) bool {
 		return true
 	case stdinPipe:
 		w.problem("%s runs a script piped in from a command whose output is unknown", label)
+		w.guessScripts(label)
 		return true
 	}
 	return false
@@ -1274,7 +1448,7 @@ func (w *walker) shellWrapper(base string, args []Arg) {
 	if !stdinMode && i < len(args) {
 		// A script file, or a process substitution whose output may be known.
 		if args[i].proc != nil {
-			out, ok := w.evalStmts(args[i].proc.Stmts, stdinNone())
+			out, ok := w.evalSub(args[i].proc.Stmts)
 			if !ok {
 				w.problem("%s runs a script from a process substitution whose output is unknown", base)
 				w.emit(args, KindCommand)
@@ -1285,6 +1459,11 @@ func (w *walker) shellWrapper(base string, args []Arg) {
 			}
 			return
 		}
+		pos := make([]string, 0, len(args)-i)
+		for _, a := range args[i:] {
+			pos = append(pos, a.Value)
+		}
+		w.runsWritten(base, args[i].Value, "", pos)
 		w.emit(args, KindCommand)
 		return
 	}
@@ -1345,14 +1524,19 @@ func (w *walker) inlineScript(label, script string, pos []string, fresh, static 
 	if !static {
 		w.problem("the script run by %s is not a literal", label)
 	}
-	f, err := parse(script)
-	if err != nil {
-		w.problem("the script run by %s does not parse: %v", label, err)
-		c := w.floorOnly(label)
-		if rf := parseRecover(script); rf != nil {
-			c.walkStmts(rf.Stmts)
+	cmds, fast := w.sh.fastSplit(script)
+	var f *syntax.File
+	if !fast {
+		var err error
+		f, err = parse(script)
+		if err != nil {
+			w.problem("the script run by %s does not parse: %v", label, err)
+			c := w.floorOnly(label)
+			if rf := parseRecover(script); rf != nil {
+				c.walkStmts(rf.Stmts)
+			}
+			return
 		}
-		return
 	}
 	if fresh {
 		w.vars, w.varsOwned = nil, true
@@ -1364,7 +1548,11 @@ func (w *walker) inlineScript(label, script string, pos []string, fresh, static 
 		w.pos, w.posKnown = nil, false
 	}
 	w.pipe, w.pipePos = 0, 0
-	w.writes = nil
+	w.writes, w.reads, w.network = nil, nil, nil
+	if fast {
+		w.walkFast(cmds)
+		return
+	}
 	w.walkStmts(f.Stmts)
 }
 
@@ -1373,176 +1561,6 @@ func (w *walker) script(label, value string, pos []string, fresh bool) {
 	if c := w.deeper(label); c != nil {
 		c.inlineScript(label, value, pos, fresh, true)
 	}
-}
-
-// builtin handles the shell builtins.
-func (w *walker) builtin(name string, args []Arg) {
-	switch name {
-	case "cd", "pushd":
-		target := ""
-		set := false
-		for _, a := range args[1:] {
-			if a.Value == "--" {
-				continue
-			}
-			if strings.HasPrefix(a.Value, "-") && a.Value != "-" && !set {
-				continue
-			}
-			if !a.Known || a.Value == "-" || a.Pattern != "" {
-				w.cwd = ""
-				set = true
-				break
-			}
-			target, set = a.Value, true
-			break
-		}
-		if !set {
-			w.cwd = w.home
-		} else if target != "" {
-			w.cwd = joinCwd(w.cwd, target)
-		}
-	case "popd":
-		w.cwd = ""
-	case "eval":
-		var b strings.Builder
-		static := true
-		for i, a := range args[1:] {
-			if i > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(a.Value)
-			static = static && a.Static
-		}
-		if !static {
-			w.problem("eval of a non-literal")
-		}
-		w.shared("eval", b.String(), true)
-		return
-	case "trap":
-		if len(args) >= 3 {
-			if !args[1].Static {
-				w.problem("trap of a non-literal")
-			}
-			act := args[1].Value
-			if act != "-" && act != "" && !strings.HasPrefix(act, "-") {
-				w.shared("trap", act, true)
-				return
-			}
-		}
-	case "source", ".":
-		if len(args) > 1 && args[1].proc != nil {
-			out, ok := w.evalStmts(args[1].proc.Stmts, stdinNone())
-			if ok {
-				w.shared(name, out, true)
-				return
-			}
-			w.problem("%s of a process substitution whose output is unknown", name)
-		}
-	case "alias":
-		for _, a := range args[1:] {
-			if _, v, ok := strings.Cut(a.Value, "="); ok && v != "" {
-				c := w.floorOnly("alias")
-				if d := c.deeper("alias"); d != nil {
-					d.inlineScript("alias", v, nil, false, true)
-				}
-			}
-		}
-	case "exec":
-		r := (&optSpec{short: "cl", shortArg: "a"}).parse(args, 1)
-		if r.bad == "" && r.next < len(args) {
-			w.unwrapTo("exec", args, r.next, nil)
-			return
-		}
-		if r.bad != "" {
-			w.cannotUnwrap("exec", args, "unknown option "+r.bad)
-			return
-		}
-		s := w.emit(args, KindBuiltin)
-		s.Benign = true
-		return
-	case "command":
-		r := (&optSpec{short: "pvV"}).parse(args, 1)
-		if r.bad != "" {
-			w.cannotUnwrap("command", args, "unknown option "+r.bad)
-			return
-		}
-		_, v := r.flags["v"]
-		_, vv := r.flags["V"]
-		if v || vv || r.next >= len(args) {
-			s := w.emit(args, KindBuiltin)
-			s.Benign = true
-			return
-		}
-		w.unwrapTo("command", args, r.next, nil)
-		return
-	case "builtin":
-		if len(args) > 1 {
-			if c := w.deeper("builtin"); c != nil {
-				c.builtin(args[1].Value, args[1:])
-			}
-			return
-		}
-	case "set":
-		for _, a := range args[1:] {
-			if v := a.Value; len(v) > 1 && v[0] == '-' && v != "--" && strings.ContainsRune(v, 'a') || v == "allexport" {
-				w.an.EnvExported = true
-			}
-		}
-		// set -- a b c (or set a b c) replaces the positional parameters.
-		rest := args[1:]
-		for len(rest) > 0 && rest[0].Value != "--" && len(rest[0].Value) > 1 && (rest[0].Value[0] == '-' || rest[0].Value[0] == '+') {
-			if rest[0].Value[1:] == "o" || rest[0].Value[1:] == "O" {
-				rest = rest[min(2, len(rest)):]
-				continue
-			}
-			rest = rest[1:]
-		}
-		if len(rest) > 0 && rest[0].Value == "--" || len(rest) > 0 && len(rest) < len(args)-1 || len(rest) == len(args)-1 && len(rest) > 0 {
-			if rest[0].Value == "--" {
-				rest = rest[1:]
-			}
-			pos := []string{"sh"}
-			if w.posKnown && len(w.pos) > 0 {
-				pos[0] = w.pos[0]
-			}
-			known := true
-			for _, a := range rest {
-				pos = append(pos, a.Value)
-				known = known && a.Known
-			}
-			w.pos, w.posKnown = pos, known
-		}
-	case "export", "declare", "typeset", "local", "readonly":
-		w.declOptions(name, args[1:])
-		for _, a := range args[1:] {
-			if isAssignment(a.Value) {
-				n, v, _ := strings.Cut(a.Value, "=")
-				w.assignVar(n, v, a.Known)
-				w.exported(name, n, args[1:])
-			} else if name == "export" && isName(a.Value) {
-				w.exported(name, a.Value, args[1:])
-			}
-		}
-	case "read", "getopts", "printf":
-		for i := 1; i < len(args); i++ {
-			v := args[i].Value
-			if !args[i].Known {
-				w.problem("%s assigns to a variable whose name is not a literal", name)
-				continue
-			}
-			if name == "printf" {
-				if v == "-v" && i+1 < len(args) {
-					w.assigned(args[i+1].Value)
-				}
-				continue
-			}
-			if isName(v) {
-				w.assigned(v)
-			}
-		}
-	}
-	s := w.emit(args, KindBuiltin)
-	s.Benign = benignBuiltins[name]
 }
 
 func isName(s string) bool {
@@ -1556,23 +1574,6 @@ func isName(s string) bool {
 		}
 	}
 	return true
-}
-
-// declOptions looks at the options of export/declare: namerefs (-n) can make any later
-// assignment write any variable, so they are not analysable.
-func (w *walker) declOptions(name string, args []Arg) {
-	for _, a := range args {
-		v := a.Value
-		if !a.Known {
-			w.problem("%s of a non-literal", name)
-			continue
-		}
-		if len(v) > 1 && (v[0] == '-' || v[0] == '+') && !strings.ContainsRune(v, '=') {
-			if strings.ContainsRune(v[1:], 'n') && name != "export" {
-				w.problem("%s -n (a name reference)", name)
-			}
-		}
-	}
 }
 
 // exported records that the command line exports a variable to the programs it runs.
@@ -1631,4 +1632,38 @@ func (w *walker) callFunc(name string, body *syntax.Stmt, args []Arg) {
 	c.calls = append(w.calls[:len(w.calls):len(w.calls)], name)
 	c.pos, c.posKnown = pos, true
 	c.walkStmt(body)
+}
+
+// npm settings given as options whose value is a command (--script-shell=…, --shell, …).
+// npm reads an unambiguous abbreviation of any setting, so a prefix of one of them counts.
+func (w *walker) npmConfig(base string, args []Arg) {
+	for i := 1; i < len(args); i++ {
+		v := args[i].Value
+		if v == "--" {
+			return
+		}
+		if !strings.HasPrefix(v, "--") || len(v) < 4 {
+			continue
+		}
+		name, val, hasVal := strings.Cut(v[2:], "=")
+		key := ""
+		for _, k := range []string{"script-shell", "shell", "editor", "browser", "git", "viewer", "node-options",
+			"userconfig", "globalconfig", "onload-script"} {
+			if k == name || len(name) >= 3 && strings.HasPrefix(k, name) && name != "save" && !strings.HasPrefix(name, "no-") {
+				key = k
+				break
+			}
+		}
+		if key == "" {
+			continue
+		}
+		switch key {
+		case "script-shell", "shell", "editor", "browser", "git", "viewer":
+			val, known, j := longValue(args, i, hasVal, val)
+			i = j
+			w.hiddenScript(base+" --"+key, val, known)
+		default:
+			w.problem("%s --%s changes what %s loads", base, key, base)
+		}
+	}
 }

@@ -60,7 +60,9 @@ func (s *Store) reloadAllowlist(ctx context.Context, version int64) error {
 	}
 	entries := make([]policy.AllowlistEntry, 0, len(items))
 	for _, it := range items {
-		entries = append(entries, policy.AllowlistEntry{Pattern: it.Pattern, Agent: it.Agent})
+		if it.Unrestricted() {
+			entries = append(entries, policy.AllowlistEntry{Pattern: it.Pattern, Agent: it.Agent})
+		}
 	}
 	s.allow.Store(&allowSnapshot{version: v, entries: entries})
 	return nil
@@ -80,23 +82,48 @@ func (s *Store) ListAllowlist(ctx context.Context) ([]AllowlistItem, error) {
 	return items, err
 }
 
-// RevokeAllowlist removes a persisted entry; it reports whether one existed. Every
-// replica reads the allowlist again before its next ask.
-func (s *Store) RevokeAllowlist(ctx context.Context, pattern string, audit approval.AuditEntry) (bool, error) {
-	var existed bool
-	key := s.k.allow(pattern)
+// AllowlistSelector picks persisted entries of one pattern.
+type AllowlistSelector = approval.AllowlistSelector
+
+// RevokeAllowlist removes the persisted entries the selector picks and returns them (none:
+// nothing matched); one audit entry per removed entry. Every replica reads the allowlist
+// again before its next ask.
+func (s *Store) RevokeAllowlist(ctx context.Context, sel AllowlistSelector, audit approval.AuditEntry) ([]AllowlistItem, error) {
+	var revoked []AllowlistItem
 	err := s.write(ctx, func(t *txn) error {
-		var err error
-		if _, existed, err = t.get(key); err != nil || !existed {
+		revoked = nil
+		kvs, err := t.getPrefix(t.s.k.allowPattern(sel.Pattern))
+		if err != nil {
 			return err
 		}
-		t.del(key)
-		t.put(t.s.k.allowVersion(), nil)
-		return t.appendAudit(audit)
+		for _, kv := range kvs {
+			var it AllowlistItem
+			if err := json.Unmarshal(kv.val, &it); err != nil {
+				// A damaged entry under the pattern is dropped too: it allows nothing.
+				if _, err := t.quarantineIn(&recordError{kind: "allowlist", key: kv.key, raw: kv.val, err: err}); err != nil {
+					return err
+				}
+				continue
+			}
+			if !sel.Matches(it) {
+				continue
+			}
+			t.del(kv.key)
+			revoked = append(revoked, it)
+			e := audit
+			e.Agent, e.Reason = it.Agent, it.RevokeReason()
+			if err := t.appendAudit(e); err != nil {
+				return err
+			}
+		}
+		if len(revoked) > 0 {
+			t.put(t.s.k.allowVersion(), nil)
+		}
+		return nil
 	})
-	if err == nil && existed {
+	if err == nil && len(revoked) > 0 {
 		// This replica sees its own revocation at once.
 		err = s.reloadAllowlist(ctx, math.MaxInt64)
 	}
-	return existed, err
+	return revoked, err
 }

@@ -22,8 +22,9 @@ import (
 type recordError struct {
 	kind string // "requests", "sessions", "allowlist", "audit"
 	key  string
-	name string // the request id or the session name
-	raw  []byte
+	name  string // the request id or the session name
+	agent string // the session's agent
+	raw   []byte
 	err  error
 }
 
@@ -94,7 +95,7 @@ func (t *txn) quarantineIn(re *recordError) (approval.Request, error) {
 		audit.RequestID, audit.Session, audit.Agent, audit.Tool = stand.ID, stand.Session, stand.Agent, stand.Tool
 		audit.State, audit.Outcome, audit.Source = stand.State, stand.Outcome, stand.Source
 	case "sessions":
-		raw, err := json.Marshal(gate.DamagedSession(re.name, now))
+		raw, err := json.Marshal(gate.DamagedSession(re.name, re.agent, now))
 		if err != nil {
 			return stand, err
 		}

@@ -330,6 +330,11 @@ type keys struct{ p string }
 
 func hx(s string) string { return hex.EncodeToString([]byte(s)) }
 
+func unhx(s string) (string, bool) {
+	b, err := hex.DecodeString(s)
+	return string(b), err == nil
+}
+
 func (k keys) schema() string { return k.p + "meta/schema" }
 
 // decided holds decided requests, keyed by the hex of the id's bytes, which begin with its
@@ -345,12 +350,23 @@ func (k keys) pendingPrefix() string    { return k.p + "pend/" }
 func (k keys) owner(id string) string { return k.p + "own/" + id }
 func (k keys) ownerPrefix() string    { return k.p + "own/" }
 
-func (k keys) session(name string) string   { return k.p + "sess/" + hx(name) }
-func (k keys) grant(sess, fp string) string { return k.p + "grant/" + hx(sess) + "/" + hx(fp) }
-func (k keys) denial(sess, fp string) string {
-	return k.p + "deny/" + hx(sess) + "/" + hx(fp)
+// session is an agent's own record of a session name ("" the record every agent shares),
+// under the name's prefix.
+func (k keys) session(agent, name string) string { return k.sessionPrefix(name) + hx(agent) }
+func (k keys) sessionPrefix(name string) string  { return k.p + "sess/" + hx(name) + "/" }
+
+// grant and denial are an agent's ledger of a session: name, agent, fingerprint.
+func (k keys) grant(agent, sess, fp string) string {
+	return k.p + "grant/" + hx(sess) + "/" + hx(agent) + "/" + hx(fp)
 }
-func (k keys) allow(pattern string) string { return k.p + "allow/" + hx(pattern) }
+func (k keys) denial(agent, sess, fp string) string {
+	return k.p + "deny/" + hx(sess) + "/" + hx(agent) + "/" + hx(fp)
+}
+// allow is a persisted entry: its pattern, agent and args glob.
+func (k keys) allow(pattern, agent, args string) string {
+	return k.allowPattern(pattern) + hx(agent) + "/" + hx(args)
+}
+func (k keys) allowPattern(pattern string) string { return k.p + "allow/" + hx(pattern) + "/" }
 func (k keys) allowPrefix() string         { return k.p + "allow/" }
 
 // allowVersion changes with every allowlist change: the lookup of each ask reads it.
@@ -372,8 +388,8 @@ func (k keys) hourPrefix() string { return k.p + "hour/" }
 // count keys are the pending counters the caps compare.
 func (k keys) countAll() string               { return k.p + "cnt/all" }
 func (k keys) countAgent(agent string) string { return k.p + "cnt/a/" + hx(agent) }
-func (k keys) countSession(sess string) string {
-	return k.p + "cnt/s/" + hx(sess)
+func (k keys) countSession(agent, sess string) string {
+	return k.p + "cnt/s/" + hx(agent) + "/" + hx(sess)
 }
 
 func (k keys) event(channel, id string) string { return k.p + "seen/" + hx(channel) + "/" + hx(id) }

@@ -449,16 +449,16 @@ func TestRevokedAllowlistEntryIsGoneOnEveryReplicaAtTheNextAsk(t *testing.T) {
 	if _, won, err := a.Resolve(ctx, id, humanAt(approval.OutcomeAllowAlways, "op"), ledger.Effects{Grant: true, Allowlist: []string{"/usr/bin/make"}}); err != nil || !won {
 		t.Fatalf("won=%v err=%v", won, err)
 	}
-	if _, err := b.Lookup(ctx, "s2", "fp"); err != nil {
+	if _, err := b.Lookup(ctx, "agent", "s2", "fp"); err != nil {
 		t.Fatal(err)
 	}
 	if e := b.AllowlistEntries(); len(e) != 1 {
 		t.Fatalf("b after the next ask: %+v", e)
 	}
-	if ok, err := a.RevokeAllowlist(ctx, "/usr/bin/make", approval.AuditEntry{Event: approval.EventAllowlist}); !ok || err != nil {
-		t.Fatalf("revoke %v %v", ok, err)
+	if revoked, err := a.RevokeAllowlist(ctx, AllowlistSelector{Pattern: "/usr/bin/make"}, approval.AuditEntry{Event: approval.EventAllowlist}); len(revoked) != 1 || err != nil {
+		t.Fatalf("revoke %+v %v", revoked, err)
 	}
-	if _, err := b.Lookup(ctx, "s2", "fp"); err != nil {
+	if _, err := b.Lookup(ctx, "agent", "s2", "fp"); err != nil {
 		t.Fatal(err)
 	}
 	if e := b.AllowlistEntries(); len(e) != 0 {

@@ -98,7 +98,7 @@ func (t *txn) countPending(r *approval.Request, delta int64) error {
 	}{
 		{t.s.k.countAll(), "", lim.Total},
 		{t.s.k.countAgent(r.Agent), fmt.Sprintf("agent %q", r.Agent), lim.PerAgent},
-		{t.s.k.countSession(r.Session), fmt.Sprintf("session %q", r.Session), lim.PerSession},
+		{t.s.k.countSession(r.Agent, r.Session), fmt.Sprintf("session %q", r.Session), lim.PerSession},
 	} {
 		raw, _, err := t.get(c.key)
 		if err != nil {
@@ -255,34 +255,24 @@ func (s *Store) Resolve(ctx context.Context, id string, res approval.Resolution,
 type AllowlistItem = approval.AllowlistItem
 
 func (t *txn) applyEffects(r *approval.Request, eff ledger.Effects) error {
-	at, _ := r.DecidedAt.MarshalBinary()
-	if eff.Grant {
-		t.put(t.s.k.grant(r.Session, r.Fingerprint), at)
+	if err := t.applySessionEffects(r, eff); err != nil {
+		return err
 	}
-	if eff.Denial {
-		t.put(t.s.k.denial(r.Session, r.Fingerprint), at)
-		sess, err := t.readSession(r.Session)
-		if err != nil {
-			return err
-		}
-		sess.Denials++
-		if eff.PauseAfter > 0 && sess.Denials >= eff.PauseAfter && !sess.Paused {
-			sess.Paused, sess.PausedAt = true, r.DecidedAt
-		}
-		if err := t.putSession(sess); err != nil {
-			return err
-		}
+	if len(eff.Allowlist) == 0 {
+		return nil
+	}
+	// An "allow always" is for the agent that asked: never an allow for another.
+	if r.Agent == "" {
+		return fmt.Errorf("request %s has no agent: its allow-always cannot be kept", r.ID)
 	}
 	for _, p := range eff.Allowlist {
-		raw, err := json.Marshal(AllowlistItem{Pattern: p, AddedBy: r.DecidedBy, RequestID: r.ID, AddedAt: r.DecidedAt})
+		raw, err := json.Marshal(AllowlistItem{Pattern: p, Agent: r.Agent, AddedBy: r.DecidedBy, RequestID: r.ID, AddedAt: r.DecidedAt})
 		if err != nil {
 			return err
 		}
-		t.put(t.s.k.allow(p), raw)
+		t.put(t.s.k.allow(p, r.Agent, ""), raw)
 	}
-	if len(eff.Allowlist) > 0 {
-		t.put(t.s.k.allowVersion(), nil)
-	}
+	t.put(t.s.k.allowVersion(), nil)
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -157,6 +159,43 @@ func (t *txn) get(key string) ([]byte, bool, error) {
 	}
 	t.reads[key] = r
 	return r.val, r.modRev != 0, nil
+}
+
+// keyVal is one key a prefix read found.
+type keyVal struct {
+	key string
+	val []byte
+}
+
+// getPrefix returns the keys under prefix as this transaction sees them, in key order.
+// Each key found is compared at commit like any read; a key another replica adds under
+// the prefix meanwhile is not (the transaction then reads as if it came first).
+func (t *txn) getPrefix(prefix string) ([]keyVal, error) {
+	ctx, cancel := t.s.readCtx(t.ctx)
+	defer cancel()
+	resp, err := t.s.cli.Get(ctx, prefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errReadFailed, unavailable("reading "+prefix, err))
+	}
+	seen := map[string]bool{}
+	var out []keyVal
+	for _, kv := range resp.Kvs {
+		k := string(kv.Key)
+		seen[k] = true
+		if _, ok := t.reads[k]; !ok {
+			t.reads[k] = readVal{val: kv.Value, modRev: kv.ModRevision}
+		}
+		if v, ok, _ := t.get(k); ok {
+			out = append(out, keyVal{k, v})
+		}
+	}
+	for _, k := range t.order {
+		if !seen[k] && strings.HasPrefix(k, prefix) && !t.writes[k].del {
+			out = append(out, keyVal{k, t.writes[k].val})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out, nil
 }
 
 // expectAbsent makes the commit require that key does not exist, without reading it

@@ -28,7 +28,7 @@ type Store interface {
 	Audit(ctx context.Context, q approval.AuditQuery) ([]approval.AuditEntry, error)
 	AllowlistEntries() []policy.AllowlistEntry
 	ListAllowlist(ctx context.Context) ([]approval.AllowlistItem, error)
-	RevokeAllowlist(ctx context.Context, pattern string, audit approval.AuditEntry) (bool, error)
+	RevokeAllowlist(ctx context.Context, sel approval.AllowlistSelector, audit approval.AuditEntry) ([]approval.AllowlistItem, error)
 	Prune(ctx context.Context, before time.Time, maxEntries int) (audit, requests int, err error)
 	Ping() error
 	Close() error
@@ -65,6 +65,7 @@ func Run(t *testing.T, b Backend) {
 		{"AllowlistPersistListAndRevoke", testAllowlistPersistListAndRevoke},
 		{"CardsRecordedAndReturned", testCardsRecordedAndReturned},
 		{"SessionSettingsWithAudit", testSessionSettingsWithAudit},
+		{"PausedForEveryAgentAndUnpaused", testPausedForEveryAgentAndUnpaused},
 		{"PruneKeepsPendingAndTheNewest", testPruneKeepsPendingAndTheNewest},
 		{"ReopenKeepsEverythingAcknowledged", testReopenKeepsEverythingAcknowledged},
 		{"WritesAfterCloseFail", testWritesAfterCloseFail},
@@ -230,7 +231,7 @@ func testResolveIsCompareAndSet(t *testing.T, b Backend) {
 	if len(entries) != 2 || entries[0].Event != approval.EventRequest || entries[1].Event != approval.EventDecision {
 		t.Fatalf("audit %+v, want the request and one decision", entries)
 	}
-	sess, err := s.Session(ctx, "s")
+	sess, err := s.Session(ctx, "agent", "s")
 	must(t, err)
 	if sess.Denials > 1 {
 		t.Fatalf("denials counted %d times", sess.Denials)
@@ -258,7 +259,7 @@ func testResolveAfterDeadlineTimesOut(t *testing.T, b Backend) {
 		got.Message != "too late" || !got.DecidedAt.Equal(res.DecidedAt) {
 		t.Fatalf("late allow became %+v", got)
 	}
-	if ok, _ := s.HasGrant(ctx, "s", "fp"); ok {
+	if ok, _ := s.HasGrant(ctx, "agent", "s", "fp"); ok {
 		t.Fatal("a late allow_session stored a grant")
 	}
 	// The timeout is final: a second decision loses.
@@ -300,20 +301,20 @@ func testGrantsAndDenialsPerSession(t *testing.T, b Backend) {
 			if err != nil || !won {
 				t.Fatalf("won=%v err=%v", won, err)
 			}
-			l, err := s.Lookup(ctx, "s1", fp)
+			l, err := s.Lookup(ctx, "agent", "s1", fp)
 			must(t, err)
-			g, _ := s.HasGrant(ctx, "s1", fp)
-			d, _ := s.IsDenied(ctx, "s1", fp)
+			g, _ := s.HasGrant(ctx, "agent", "s1", fp)
+			d, _ := s.IsDenied(ctx, "agent", "s1", fp)
 			if l.Granted != tc.grant || g != tc.grant || l.Denied != tc.denial || d != tc.denial {
 				t.Fatalf("lookup %+v grant=%v denied=%v", l, g, d)
 			}
-			other, err := s.Lookup(ctx, "s2", fp)
+			other, err := s.Lookup(ctx, "agent", "s2", fp)
 			must(t, err)
 			if other.Granted || other.Denied {
 				t.Fatalf("another session inherited it: %+v", other)
 			}
 			// A session name that extends another's is not the same session.
-			ext, _ := s.Lookup(ctx, "s1"+fp, "")
+			ext, _ := s.Lookup(ctx, "agent", "s1"+fp, "")
 			if ext.Granted || ext.Denied {
 				t.Fatalf("a longer session name matched: %+v", ext)
 			}
@@ -330,7 +331,7 @@ func testDenialsPauseAtThreshold(t *testing.T, b Backend) {
 		if _, _, err := s.Resolve(ctx, id, human(approval.OutcomeDeny), ledger.EffectsOf(approval.OutcomeDeny, approval.SourceHuman, 3, nil)); err != nil {
 			t.Fatal(err)
 		}
-		l, err := s.Lookup(ctx, "s", fp)
+		l, err := s.Lookup(ctx, "agent", "s", fp)
 		must(t, err)
 		if !l.Denied || l.Session.Denials != i+1 {
 			t.Fatalf("denial %d not ledgered: %+v", i, l)
@@ -339,19 +340,25 @@ func testDenialsPauseAtThreshold(t *testing.T, b Backend) {
 			t.Fatalf("after %d denials paused=%v", i+1, l.Session.Paused)
 		}
 	}
-	sess, err := s.Unpause(ctx, "s", approval.AuditEntry{Event: approval.EventUnpause, Session: "s"})
-	if err != nil || sess.Paused || sess.Denials != 0 {
-		t.Fatalf("unpause: %+v %v", sess, err)
+	recs, err := s.Unpause(ctx, "agent", "s", approval.AuditEntry{Event: approval.EventUnpause, Session: "s"})
+	if err != nil || len(recs.Agents) != 1 || recs.Agents[0].Paused || recs.Agents[0].Denials != 0 {
+		t.Fatalf("unpause: %+v %v", recs, err)
 	}
 	// Settings writes never reset the counters, nor the ledger.
-	must(t, s.PutSession(ctx, ledger.Session{Name: "s", Tier: "ask"}, nil))
-	l, _ := s.Lookup(ctx, "s", "fp0")
+	tier := "ask"
+	_, err = s.UpdateSession(ctx, "agent", "s", ledger.Settings{Tier: &tier}, approval.AuditEntry{Event: approval.EventSession, Session: "s"})
+	must(t, err)
+	l, _ := s.Lookup(ctx, "agent", "s", "fp0")
 	if !l.Denied || l.Session.Tier != "ask" || l.Session.Paused {
 		t.Fatalf("lookup after settings: %+v", l)
 	}
 	entries, _ := s.Audit(ctx, approval.AuditQuery{Session: "s"})
-	if len(entries) == 0 || entries[len(entries)-1].Event != approval.EventUnpause {
-		t.Fatalf("unpause not audited: %+v", entries)
+	var events []string
+	for _, e := range entries {
+		events = append(events, e.Event)
+	}
+	if fmt.Sprint(events) != "[decision decision decision unpause session]" {
+		t.Fatalf("audit events %v", events)
 	}
 }
 
@@ -365,7 +372,7 @@ func testTimeoutAndCancelAreNotLedgered(t *testing.T, b Backend) {
 		if _, won, err := s.Resolve(ctx, id, res, ledger.EffectsOf(o, res.Source, 1, nil)); err != nil || !won {
 			t.Fatalf("%s: won=%v err=%v", o, won, err)
 		}
-		l, _ := s.Lookup(ctx, "s", fp)
+		l, _ := s.Lookup(ctx, "agent", "s", fp)
 		if l.Denied || l.Session.Denials != 0 || l.Session.Paused {
 			t.Fatalf("%s was ledgered: %+v", o, l)
 		}
@@ -469,18 +476,18 @@ func testAllowlistPersistListAndRevoke(t *testing.T, b Backend) {
 		!items[1].AddedAt.Equal(res.DecidedAt) {
 		t.Fatalf("items %+v", items)
 	}
-	if ok, _ := s.HasGrant(ctx, "s", "fp"); !ok {
+	if ok, _ := s.HasGrant(ctx, "agent", "s", "fp"); !ok {
 		t.Fatal("allow always did not grant the session too")
 	}
-	ok, err := s.RevokeAllowlist(ctx, "/usr/bin/make", approval.AuditEntry{Event: approval.EventAllowlist, Reason: "revoked"})
-	if !ok || err != nil {
-		t.Fatalf("revoke %v %v", ok, err)
+	revoked, err := s.RevokeAllowlist(ctx, approval.AllowlistSelector{Pattern: "/usr/bin/make"}, approval.AuditEntry{Event: approval.EventAllowlist})
+	if len(revoked) != 1 || revoked[0].Agent != "agent" || err != nil {
+		t.Fatalf("revoke %+v %v", revoked, err)
 	}
 	if e := s.AllowlistEntries(); len(e) != 1 || e[0].Pattern != "/usr/bin/go" {
 		t.Fatalf("revoked entry still served: %+v", e)
 	}
-	if ok, err := s.RevokeAllowlist(ctx, "/usr/bin/make", approval.AuditEntry{Event: approval.EventAllowlist}); ok || err != nil {
-		t.Fatalf("second revoke %v %v", ok, err)
+	if again, err := s.RevokeAllowlist(ctx, approval.AllowlistSelector{Pattern: "/usr/bin/make"}, approval.AuditEntry{Event: approval.EventAllowlist}); len(again) != 0 || err != nil {
+		t.Fatalf("second revoke %+v %v", again, err)
 	}
 	entries, _ := s.Audit(ctx, approval.AuditQuery{})
 	revokes := 0
@@ -527,25 +534,75 @@ func testCardsRecordedAndReturned(t *testing.T, b Backend) {
 func testSessionSettingsWithAudit(t *testing.T, b Backend) {
 	s, _ := b.Open(t)
 	ctx := context.Background()
+	tier, yes := "read_only", true
 	e := approval.AuditEntry{Event: approval.EventSession, Session: "s", Actor: "op", Reason: "tier"}
-	must(t, s.PutSession(ctx, ledger.Session{Name: "s", Tier: "read_only", Unattended: true, Parent: "p"}, &e))
-	got, err := s.Session(ctx, "s")
+	recs, err := s.UpdateSession(ctx, "agent", "s", ledger.Settings{Tier: &tier, Unattended: &yes}, e)
+	must(t, err)
+	if len(recs.Agents) != 1 || recs.Agents[0].Tier != "read_only" || !recs.Agents[0].Unattended {
+		t.Fatalf("records %+v", recs)
+	}
+	must(t, s.LinkParent(ctx, "agent", "s", "p"))
+	must(t, s.LinkParent(ctx, "agent", "s", "q")) // the first link stays
+	got, err := s.Session(ctx, "agent", "s")
 	must(t, err)
 	if got.Name != "s" || got.Tier != "read_only" || !got.Unattended || got.Parent != "p" {
 		t.Fatalf("session %+v", got)
 	}
-	unknown, err := s.Session(ctx, "nobody")
+	// Another agent's session of the same name is another session.
+	other, err := s.Session(ctx, "agent2", "s")
+	must(t, err)
+	if other.Tier != "" || other.Unattended || other.Parent != "" {
+		t.Fatalf("another agent's session %+v", other)
+	}
+	// A change for every agent applies to each, over their own settings.
+	ask := "ask"
+	recs, err = s.UpdateSession(ctx, "", "s", ledger.Settings{Tier: &ask}, approval.AuditEntry{Event: approval.EventSession, Session: "s"})
+	must(t, err)
+	if recs.Shared.Tier != "ask" || len(recs.Agents) != 1 || recs.Agents[0].Tier != "" {
+		t.Fatalf("records after a change for every agent: %+v", recs)
+	}
+	for _, agent := range []string{"agent", "agent2"} {
+		got, _ := s.Session(ctx, agent, "s")
+		if got.Tier != "ask" {
+			t.Fatalf("%s's session after a change for every agent: %+v", agent, got)
+		}
+	}
+	unknown, err := s.Session(ctx, "agent", "nobody")
 	must(t, err)
 	if unknown.Name != "nobody" || unknown.Tier != "" || unknown.Paused {
 		t.Fatalf("unknown session %+v", unknown)
 	}
 	entries, _ := s.Audit(ctx, approval.AuditQuery{Session: "s"})
-	if len(entries) != 1 || entries[0].Actor != "op" {
+	if len(entries) != 2 || entries[0].Actor != "op" {
 		t.Fatalf("audit %+v", entries)
 	}
-	must(t, s.PutSession(ctx, ledger.Session{Name: "t"}, nil))
-	if entries, _ := s.Audit(ctx, approval.AuditQuery{Session: "t"}); len(entries) != 0 {
-		t.Fatalf("a settings write without an entry was audited: %+v", entries)
+}
+
+func testPausedForEveryAgentAndUnpaused(t *testing.T, b Backend) {
+	s, _ := b.Open(t)
+	ctx := context.Background()
+	// A pause reached by one agent's denials is that agent's.
+	for i := 0; i < 2; i++ {
+		id := ID(i + 1)
+		must(t, s.Create(ctx, pending(id, "s", fmt.Sprint("fp", i)), approval.AuditEntry{}))
+		if _, _, err := s.Resolve(ctx, id, human(approval.OutcomeDeny), ledger.EffectsOf(approval.OutcomeDeny, approval.SourceHuman, 2, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l, _ := s.Lookup(ctx, "agent", "s", "x"); !l.Session.Paused {
+		t.Fatalf("not paused after two denials: %+v", l)
+	}
+	if l, _ := s.Lookup(ctx, "agent2", "s", "fp0"); l.Session.Paused || l.Denied {
+		t.Fatalf("another agent's session inherited the pause or the denial: %+v", l)
+	}
+	recs, err := s.Unpause(ctx, "", "s", approval.AuditEntry{Event: approval.EventUnpause, Session: "s"})
+	must(t, err)
+	if len(recs.Agents) != 1 || recs.Agents[0].Paused || recs.Agents[0].Denials != 0 {
+		t.Fatalf("unpause for every agent: %+v", recs)
+	}
+	l, _ := s.Lookup(ctx, "agent", "s", "fp0")
+	if l.Session.Paused || !l.Denied {
+		t.Fatalf("after the unpause: %+v (the denial stays ledgered)", l)
 	}
 }
 
@@ -630,7 +687,7 @@ func testReopenKeepsEverythingAcknowledged(t *testing.T, b Backend) {
 	if got.Outcome != approval.OutcomeAllowSession || got.DecidedBy != "op" {
 		t.Fatalf("decided request after reopen: %+v", got)
 	}
-	if l, _ := s2.Lookup(ctx, "s", "fq"); !l.Granted {
+	if l, _ := s2.Lookup(ctx, "agent", "s", "fq"); !l.Granted {
 		t.Fatal("grant lost on reopen")
 	}
 	list, _ := s2.Pending(ctx)

@@ -1,0 +1,534 @@
+package policy
+
+import (
+	"path"
+	"strings"
+
+	"github.com/approvebot/approvebot/core/shell"
+)
+
+// Rule names for what a command touches, which nothing allows without a human.
+const (
+	RuleSensitive = "exec.sensitive" // a sensitive path or the environment's secrets
+	RuleEffects   = "exec.effects"   // a write outside the project, a network endpoint, an unknown effect
+)
+
+// Concern kinds.
+const (
+	ConcernSensitive = "sensitive"   // a sensitive path, named, globbed or read recursively
+	ConcernEnv       = "environment" // the whole environment, or a secret-looking variable
+	ConcernWrite     = "write"       // a write outside the project (or one that cannot be placed)
+	ConcernNetwork   = "network"     // bash's /dev/tcp and /dev/udp
+	ConcernUnknown   = "unknown"     // what a known program writes or reads cannot be told
+)
+
+// Concern is something a command does that the allowlist, safe bins, tool permissions, the
+// tier, security = "full" and ask_fallback never allow: the command goes to a human (with
+// ask = "off" it is refused), and the card says why.
+type Concern struct {
+	Kind string `json:"kind"`
+	// What is the path, variable or endpoint as the command has it (normalised where known).
+	What string `json:"what"`
+	// Glob is the sensitive path glob that matched.
+	Glob string `json:"glob,omitempty"`
+	// Reason is the sentence for the card.
+	Reason string `json:"reason"`
+}
+
+func (c Concern) rule() string {
+	if c.Kind == ConcernSensitive || c.Kind == ConcernEnv {
+		return RuleSensitive
+	}
+	return RuleEffects
+}
+
+// maxConcerns bounds the concerns recorded for one command.
+const maxConcerns = 16
+
+// concernSet collects concerns, sensitive ones first, without duplicates.
+type concernSet struct {
+	list []Concern
+}
+
+func (cs *concernSet) add(c Concern) {
+	for _, x := range cs.list {
+		if x.Kind == c.Kind && x.What == c.What {
+			return
+		}
+	}
+	if len(cs.list) >= maxConcerns {
+		return
+	}
+	cs.list = append(cs.list, c)
+}
+
+// sorted puts sensitive and environment concerns first: they are what the card should lead with.
+func (cs *concernSet) sorted() []Concern {
+	if len(cs.list) < 2 {
+		return cs.list
+	}
+	out := make([]Concern, 0, len(cs.list))
+	for _, c := range cs.list {
+		if c.rule() == RuleSensitive {
+			out = append(out, c)
+		}
+	}
+	for _, c := range cs.list {
+		if c.rule() != RuleSensitive {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// effectJudge works out the concerns of one analysis.
+type effectJudge struct {
+	j       *ExecJudge
+	an      *shell.Analysis
+	cs      concernSet
+	project string // the request's cwd when it is a project directory, else ""
+	cwd     string // the request's cwd
+	scope   sensScope
+	scoped  bool
+	// moreArgsPipes are the pipelines with a command taking more arguments from its input
+	// (xargs): a find earlier in such a pipeline hands every file it finds to it.
+	moreArgsPipes map[int]bool
+}
+
+// concerns judges what every segment touches.
+func (j *ExecJudge) concerns(an *shell.Analysis, in CommandInput) []Concern {
+	e := &effectJudge{j: j, an: an, cwd: cleanAbs(in.Cwd)}
+	e.project = projectDir(e.cwd, j.home)
+	for _, s := range an.Segments {
+		if s.MoreArgs && s.Pipe != 0 {
+			if e.moreArgsPipes == nil {
+				e.moreArgsPipes = map[int]bool{}
+			}
+			e.moreArgsPipes[s.Pipe] = true
+		}
+	}
+	for _, s := range an.Segments {
+		e.segment(s)
+	}
+	for _, name := range an.EnvReads {
+		if SecretLookingName(name) {
+			e.cs.add(Concern{Kind: ConcernEnv, What: "$" + name, Reason: "reads the secret-looking variable $" + name})
+		}
+	}
+	for _, d := range an.EnvDumps {
+		if strings.HasPrefix(d, "compgen") || strings.HasPrefix(d, "${!") {
+			continue // names only
+		}
+		e.cs.add(Concern{Kind: ConcernEnv, What: d, Reason: "prints the whole environment (" + d + ")"})
+	}
+	return e.cs.sorted()
+}
+
+func cleanAbs(p string) string {
+	if p == "" || !path.IsAbs(p) {
+		return ""
+	}
+	return path.Clean(p)
+}
+
+// projectDir is cwd when writes inside it can be allowed: never "/", a home directory or a
+// system directory.
+func projectDir(cwd, home string) string {
+	if cwd == "" || cwd == "/" {
+		return ""
+	}
+	if home != "" && cwd == path.Clean(home) || coveredHome(cwd) || cwd == "/home" || cwd == "/Users" {
+		return ""
+	}
+	if notProjectDirs[cwd] {
+		return ""
+	}
+	for _, d := range notProjectTrees {
+		if cwd == d || strings.HasPrefix(cwd, d+"/") {
+			return ""
+		}
+	}
+	return cwd
+}
+
+// notProjectDirs are directories that are never a project themselves (their subdirectories may be).
+var notProjectDirs = map[string]bool{
+	"/usr": true, "/usr/local": true, "/usr/src": true, "/var": true, "/var/tmp": true, "/opt": true, "/srv": true,
+	"/tmp": true, "/mnt": true, "/media": true, "/Applications": true, "/private": true, "/private/tmp": true,
+	"/private/var": true, "/nix": true, "/Volumes": true, "/Users/Shared": true, "/home/linuxbrew": true,
+}
+
+// notProjectTrees are directories no directory inside of which is a project.
+var notProjectTrees = []string{
+	"/etc", "/proc", "/sys", "/dev", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec", "/usr/share",
+	"/usr/include", "/usr/local/bin", "/usr/local/sbin", "/usr/local/lib", "/usr/local/share", "/usr/local/etc",
+	"/var/lib", "/var/log", "/var/spool", "/var/cache", "/var/run", "/var/mail", "/var/backups", "/run", "/root",
+	"/System", "/Library", "/private/etc", "/snap", "/nix/store", "/Windows", "/Program Files",
+	"/Program Files (x86)", "/ProgramData",
+}
+
+// scopeFor returns the sensitive-path scope of a segment's cwd and home, reusing the last one.
+func (e *effectJudge) scopeFor(s *shell.Segment) *sensScope {
+	if !e.scoped || e.scope.rawCwd != s.Cwd || e.scope.rawHome != s.Home {
+		e.scope.s = e.j.sensitive
+		e.scope.reset(s.Cwd, s.Home)
+		e.scoped = true
+	}
+	return &e.scope
+}
+
+func (e *effectJudge) segment(s *shell.Segment) {
+	if len(e.cs.list) >= maxConcerns {
+		return
+	}
+	sc := e.scopeFor(s)
+	name := s.Base()
+	var spec *toolSpec
+	var call *toolCall
+	var text map[int]bool
+	if len(s.Args) > 0 && !s.Windows {
+		switch s.Kind {
+		case shell.KindCommand, shell.KindFunction, shell.KindBuiltin:
+			spec = toolSpecs[name]
+		}
+		if spec != nil {
+			vals := make([]string, len(s.Args)-1)
+			for k := range vals {
+				vals[k] = s.Args[k+1].Value
+			}
+			call = spec.call(name, vals)
+			if spec.text != nil && call.err == nil {
+				idx := spec.text(call)
+				text = make(map[int]bool, len(idx))
+				for _, k := range idx {
+					text[k] = true
+				}
+			}
+		}
+	}
+	// Every word that may be a path: arguments, their compound parts, assignments.
+	readsTrees := spec == nil && !listsOnly[name] && s.Kind == shell.KindCommand && !s.Windows
+	for k := range s.Args {
+		if k > 0 && text[k-1] {
+			continue
+		}
+		a := &s.Args[k]
+		e.word(sc, a.Value, a.Pattern, a.Known, a.Prefix, readsTrees && k > 0)
+	}
+	for _, env := range s.Env {
+		if _, v, ok := strings.Cut(env, "="); ok && v != "" {
+			e.word(sc, v, "", true, len(v), false)
+		}
+	}
+	for _, r := range s.Reads {
+		e.word(sc, r.Target, r.Pattern, r.Known, len(r.Target), false)
+	}
+	for _, n := range s.Network {
+		e.cs.add(Concern{Kind: ConcernNetwork, What: n, Reason: "opens a network connection through " + n})
+	}
+	if s.Code != "" {
+		for _, lit := range stringLiterals(s.Code) {
+			e.codeLiteral(sc, lit)
+		}
+	}
+	for _, w := range s.Writes {
+		target := w.Target
+		if !w.Known {
+			e.cs.add(Concern{Kind: ConcernWrite, What: w.Target, Reason: "writes a file it cannot name (" + w.Op + " " + w.Target + ")"})
+			continue
+		}
+		e.word(sc, target, w.Pattern, true, len(target), false)
+		if s.Judged {
+			e.write(s, target)
+		}
+	}
+	if spec == nil || call == nil {
+		return
+	}
+	if call.err != nil {
+		if spec.effects != nil && s.Judged {
+			e.cs.add(Concern{Kind: ConcernUnknown, What: name, Reason: "cannot read the options of " + name + " (" + call.err.Error() + "), so what it writes cannot be told"})
+		}
+		return
+	}
+	if spec.effects == nil {
+		return
+	}
+	var ef effects
+	spec.effects(call, &ef)
+	if name == "rg" && s.PipePos > 0 && len(ef.trees) == 1 && ef.trees[0] == "." {
+		ef.trees = nil // no path after a pipe: ripgrep searches its input
+	}
+	if name == "find" && s.Pipe != 0 && e.moreArgsPipes[s.Pipe] {
+		points := call.p.Operands
+		if len(points) == 0 {
+			points = []string{"."}
+		}
+		ef.trees = append(ef.trees, points...)
+	}
+	for _, w := range ef.writes {
+		w = expandTilde(w, s.Home)
+		e.word(sc, w, "", true, len(w), false)
+		if s.Judged {
+			e.write(s, w)
+		}
+	}
+	for _, r := range ef.reads {
+		e.word(sc, r, "", true, len(r), false)
+	}
+	for _, t := range ef.trees {
+		e.tree(sc, t)
+	}
+	if ef.unknown != "" && s.Judged {
+		e.cs.add(Concern{Kind: ConcernUnknown, What: name, Reason: ef.unknown})
+	}
+	if ef.envDump != "" {
+		e.cs.add(Concern{Kind: ConcernEnv, What: ef.envDump, Reason: "prints the whole environment (" + ef.envDump + ")"})
+	}
+	for _, v := range ef.envVars {
+		if SecretLookingName(v) {
+			e.cs.add(Concern{Kind: ConcernEnv, What: "$" + v, Reason: "prints the secret-looking variable " + v})
+		}
+	}
+}
+
+func expandTilde(p, home string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home == "" {
+			home = "/root"
+		}
+		return home + p[1:]
+	}
+	return p
+}
+
+// word checks one word that may be a path, and its compound parts (--opt=VALUE, KEY=VALUE,
+// REV:PATH, a,b lists, @FILE, -fFILE). tree also checks it as a directory read recursively.
+func (e *effectJudge) word(sc *sensScope, w, pattern string, known bool, prefix int, tree bool) {
+	if w == "" && pattern == "" {
+		return
+	}
+	if pattern != "" {
+		e.glob(sc, w, pattern, tree)
+		for _, part := range compoundParts(pattern) {
+			e.glob(sc, part, part, tree)
+		}
+		return
+	}
+	if !known {
+		// The value is known up to the first expansion that is not: anything may follow.
+		if prefix > 0 && prefix <= len(w) {
+			p := escapeGlob(w[:prefix]) + "*"
+			e.glob(sc, w[:prefix]+"…", p, tree)
+		}
+		return
+	}
+	e.path(sc, w, tree)
+	for _, part := range compoundParts(w) {
+		e.path(sc, part, tree)
+	}
+}
+
+func (e *effectJudge) path(sc *sensScope, p string, tree bool) {
+	if p == "" {
+		return
+	}
+	if g, ok := sc.match(p); ok {
+		e.cs.add(Concern{Kind: ConcernSensitive, What: p, Glob: g, Reason: "touches the sensitive path " + p + " (" + g + ")"})
+		return
+	}
+	if tree && e.mayHoldSensitive(sc, p) {
+		if g, ok := sc.matchTree(p); ok {
+			e.cs.add(Concern{Kind: ConcernSensitive, What: p, Glob: g,
+				Reason: "hands " + p + " to a program that may read it recursively, and it holds the sensitive path " + g})
+		}
+	}
+}
+
+// mayHoldSensitive is a quick test before matchTree: a relative path below a cwd that holds no
+// sensitive path cannot hold one either, unless it names one of the repository-style names
+// (".git") itself.
+func (e *effectJudge) mayHoldSensitive(sc *sensScope, p string) bool {
+	if path.IsAbs(p) || strings.HasPrefix(p, "~") || strings.HasPrefix(p, "$") || strings.Contains(p, "..") || isWindowsPath(p) {
+		return true
+	}
+	if sc.cwdHolds() {
+		return true
+	}
+	return sc.s.hasHead(p)
+}
+
+func (e *effectJudge) tree(sc *sensScope, dir string) {
+	if dir == "" {
+		return
+	}
+	if g, ok := sc.matchTree(dir); ok {
+		shown := dir
+		if dir == "." {
+			shown = sc.base
+		}
+		e.cs.add(Concern{Kind: ConcernSensitive, What: shown, Glob: g, Reason: "reads " + shown + " recursively, which holds the sensitive path " + g})
+	}
+}
+
+func (e *effectJudge) glob(sc *sensScope, shown, pattern string, tree bool) {
+	if g, ok := sc.matchGlob(pattern, false); ok {
+		e.cs.add(Concern{Kind: ConcernSensitive, What: shown, Glob: g, Reason: "the glob " + shown + " could match the sensitive path " + g})
+		return
+	}
+	if tree {
+		if g, ok := sc.matchGlob(pattern, true); ok {
+			e.cs.add(Concern{Kind: ConcernSensitive, What: shown, Glob: g,
+				Reason: "hands " + shown + " to a program that may read it recursively, and it could hold the sensitive path " + g})
+		}
+	}
+}
+
+// codeLiteral checks a string literal of inline interpreter code: as a path, and as a name
+// that is one of the sensitive dotfiles or key names by itself (os.path.join(home, ".ssh")).
+func (e *effectJudge) codeLiteral(sc *sensScope, lit string) {
+	if lit == "" || len(lit) > 4096 {
+		return
+	}
+	e.path(sc, lit, false)
+	for _, part := range compoundParts(lit) {
+		e.path(sc, part, false)
+	}
+	if strings.ContainsAny(lit, "*?[") {
+		e.glob(sc, lit, lit, false)
+	}
+	if !strings.ContainsAny(lit, "/\\") {
+		if g, ok := sc.s.namesSensitive(lit); ok {
+			e.cs.add(Concern{Kind: ConcernSensitive, What: lit, Glob: g, Reason: "inline code names " + lit + ", part of the sensitive path " + g})
+		}
+	}
+}
+
+// write checks a file a judged segment writes: outside the project it is never allowed
+// without a human.
+func (e *effectJudge) write(s *shell.Segment, target string) {
+	full, ok := e.resolveWrite(s, target)
+	switch {
+	case !ok:
+		e.cs.add(Concern{Kind: ConcernWrite, What: target, Reason: "writes " + target + " where the working directory is not known"})
+	case harmlessDevice(full):
+	case e.project == "":
+		where := e.cwd
+		if where == "" {
+			where = "(no cwd)"
+		}
+		e.cs.add(Concern{Kind: ConcernWrite, What: full, Reason: "writes " + full + ", and " + where + " is not a project directory"})
+	case full != e.project && !strings.HasPrefix(full, e.project+"/"):
+		e.cs.add(Concern{Kind: ConcernWrite, What: full, Reason: "writes " + full + ", outside the project " + e.project})
+	}
+}
+
+func harmlessDevice(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/1", "/dev/fd/2", "/dev/zero":
+		return true
+	}
+	return false
+}
+
+// resolveWrite makes a written path absolute (against the segment's cwd) and follows the
+// symbolic links the command line itself creates.
+func (e *effectJudge) resolveWrite(s *shell.Segment, target string) (string, bool) {
+	t := expandTilde(target, s.Home)
+	if isWindowsPath(t) {
+		return "", false
+	}
+	if !path.IsAbs(t) {
+		if s.Cwd == "" {
+			return "", false
+		}
+		t = s.Cwd + "/" + t
+	}
+	t = path.Clean(t)
+	for range 8 {
+		moved := false
+		for _, l := range e.an.Links {
+			if l.Path == "" || l.Target == "" {
+				continue
+			}
+			if t == l.Path || strings.HasPrefix(t, l.Path+"/") {
+				t = path.Clean(l.Target + t[len(l.Path):])
+				moved = true
+			}
+		}
+		if !moved {
+			break
+		}
+	}
+	return t, true
+}
+
+// compoundParts are the parts of a compound word that may be paths of their own.
+func compoundParts(w string) []string {
+	if !strings.ContainsAny(w, "=:,@<>") && !(len(w) > 2 && w[0] == '-' && w[1] != '-') {
+		return nil
+	}
+	var out []string
+	addUnique := func(p string) {
+		if p == "" || p == w {
+			return
+		}
+		for _, x := range out {
+			if x == p {
+				return
+			}
+		}
+		out = append(out, p)
+	}
+	if len(w) > 2 && w[0] == '-' && w[1] != '-' {
+		addUnique(w[2:]) // -fFILE
+	}
+	if _, v, ok := strings.Cut(w, "="); ok {
+		addUnique(v)
+		if i := strings.LastIndexByte(w, '='); i >= 0 {
+			addUnique(w[i+1:])
+		}
+	}
+	for _, sep := range []string{":", ",", "@", "<", ">"} {
+		if !strings.Contains(w, sep) {
+			continue
+		}
+		for _, p := range strings.Split(w, sep) {
+			addUnique(p)
+			if _, v, ok := strings.Cut(p, "="); ok {
+				addUnique(v)
+			}
+		}
+	}
+	if len(out) > 32 {
+		out = out[:32]
+	}
+	return out
+}
+
+// stringLiterals returns the quoted strings of a program text ('…', "…", `…`), without the
+// quotes, backslash escapes of the quote and the backslash resolved.
+func stringLiterals(code string) []string {
+	var out []string
+	for i := 0; i < len(code) && len(out) < 256; i++ {
+		q := code[i]
+		if q != '\'' && q != '"' && q != '`' {
+			continue
+		}
+		var b strings.Builder
+		j := i + 1
+		for ; j < len(code) && code[j] != q; j++ {
+			if code[j] == '\\' && j+1 < len(code) && (code[j+1] == q || code[j+1] == '\\') {
+				j++
+			}
+			b.WriteByte(code[j])
+		}
+		if j >= len(code) {
+			break
+		}
+		out = append(out, b.String())
+		i = j
+	}
+	return out
+}
