@@ -81,7 +81,6 @@ func parseSessionKey(k []byte) (name, agent string, ok bool) {
 	return string(k[2 : 2+n]), string(k[2+n:]), true
 }
 
-
 // noteDamaged counts and logs a damaged record, once per record.
 func (s *Store) noteDamaged(re *RecordError) {
 	if _, seen := s.damagedSeen.LoadOrStore(re.Bucket+"\x00"+re.Key, struct{}{}); seen {

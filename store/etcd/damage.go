@@ -20,12 +20,12 @@ import (
 // allowlist entry) and the record is quarantined: its bytes are kept under quar/ and the
 // stand-in takes its place, so one damaged record never keeps the rest working.
 type recordError struct {
-	kind string // "requests", "sessions", "allowlist", "audit"
-	key  string
+	kind  string // "requests", "sessions", "allowlist", "audit"
+	key   string
 	name  string // the request id or the session name
 	agent string // the session's agent
 	raw   []byte
-	err  error
+	err   error
 }
 
 func (e *recordError) Error() string {

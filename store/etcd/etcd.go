@@ -362,12 +362,13 @@ func (k keys) grant(agent, sess, fp string) string {
 func (k keys) denial(agent, sess, fp string) string {
 	return k.p + "deny/" + hx(sess) + "/" + hx(agent) + "/" + hx(fp)
 }
+
 // allow is a persisted entry: its pattern, agent and args glob.
 func (k keys) allow(pattern, agent, args string) string {
 	return k.allowPattern(pattern) + hx(agent) + "/" + hx(args)
 }
 func (k keys) allowPattern(pattern string) string { return k.p + "allow/" + hx(pattern) + "/" }
-func (k keys) allowPrefix() string         { return k.p + "allow/" }
+func (k keys) allowPrefix() string                { return k.p + "allow/" }
 
 // allowVersion changes with every allowlist change: the lookup of each ask reads it.
 func (k keys) allowVersion() string { return k.p + "meta/allowlist" }
