@@ -15,6 +15,7 @@ import (
 
 	"github.com/approvebot/approvebot/api"
 	"github.com/approvebot/approvebot/config"
+	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/core/gate"
 	"github.com/approvebot/approvebot/core/policy"
 	"github.com/approvebot/approvebot/internal/sysclock"
@@ -65,7 +66,7 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(cfg.Server.Data, store.Options{Logger: log, Now: clocks.Now})
+	st, err := openBackend(ctx, cfg, log, clocks.Now)
 	if err != nil {
 		return err
 	}
@@ -79,12 +80,9 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	if err != nil {
 		return err
 	}
-	m = metrics.New(func() map[string]gate.Health { return channelHealth(chans) }, func() (uint64, uint64, float64) {
-		cs := st.CommitStats()
-		return cs.Writes, cs.Commits, cs.Time.Seconds()
-	})
+	m = metrics.New(func() map[string]gate.Health { return channelHealth(chans) }, st.commits)
 	m.Store(func() metrics.StoreHealth {
-		h := st.Health()
+		h := st.health()
 		return metrics.StoreHealth{Writable: h.Writable, WriteErrors: h.WriteErrors, Damaged: h.Damaged}
 	})
 	routes := make([]gate.Route, 0, len(cfg.Routes))
@@ -113,7 +111,7 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 		MaxWait: cfg.Server.MaxWait.Duration, RateLimit: cfg.Server.RateLimit, RateBurst: cfg.Server.RateBurst,
 		Metrics: m, Logger: log, Extra: handlers, Backup: st,
 		Health: func(ctx context.Context) (api.StoreHealth, map[string]gate.Health) {
-			h := st.Health()
+			h := st.health()
 			sh := api.StoreHealth{Readable: true, Writable: h.Writable, Error: h.Error}
 			if err := st.Ping(); err != nil {
 				sh.Readable, sh.Error = false, err.Error()
@@ -151,18 +149,21 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 		runners.Add(1)
 		go func() {
 			defer runners.Done()
-			if err := r.Run(runCtx, g); err != nil && !errors.Is(err, context.Canceled) {
-				log.Error("channel stopped", "channel", c.Name(), "err", err)
-			}
+			// On a cluster only one replica polls or holds the platform's connection.
+			lead(runCtx, st, roleChannelPrefix+c.Name(), func(ctx context.Context) {
+				if err := r.Run(ctx, g); err != nil && !errors.Is(err, context.Canceled) {
+					log.Error("channel stopped", "channel", c.Name(), "err", err)
+				}
+			})
 		}()
 	}
-	if cfg.Server.AuditRetention.Duration > 0 || cfg.Server.AuditMaxEntries > 0 {
-		runners.Add(1)
-		go func() {
-			defer runners.Done()
-			retain(runCtx, st, cfg.Server.AuditRetention.Duration, cfg.Server.AuditMaxEntries, log)
-		}()
-	}
+	runners.Add(1)
+	go func() {
+		defer runners.Done()
+		lead(runCtx, st, roleMaintenance, func(ctx context.Context) {
+			maintain(ctx, st, g, cfg.Server.AuditRetention.Duration, cfg.Server.AuditMaxEntries, log)
+		})
+	}()
 	log.Info("approvebot listening", "addr", ln.Addr().String(), "db", cfg.Server.Data, "channels", len(chans))
 	if ready != nil {
 		ready <- ln.Addr().String()
@@ -196,8 +197,27 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	return nil
 }
 
+// maintain is the maintenance leader's work: retention and, on a cluster, the delivery
+// of requests whose replica died.
+func maintain(ctx context.Context, st backend, g *gate.Gate, age time.Duration, maxEntries int, log *slog.Logger) {
+	var wg sync.WaitGroup
+	if c, ok := st.(cluster); ok {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Adopt(ctx, g.Adopt); err != nil && ctx.Err() == nil {
+				log.Error("adopting the requests of gone replicas failed", "err", err)
+			}
+		}()
+	}
+	if age > 0 || maxEntries > 0 {
+		retain(ctx, st, age, maxEntries, log)
+	}
+	wg.Wait()
+}
+
 // retain prunes the audit trail and old decided requests at start and every minute.
-func retain(ctx context.Context, st *store.Store, age time.Duration, maxEntries int, log *slog.Logger) {
+func retain(ctx context.Context, st backend, age time.Duration, maxEntries int, log *slog.Logger) {
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
 	for {
@@ -227,7 +247,7 @@ func channelHealth(chans []gate.Channel) map[string]gate.Health {
 	return out
 }
 
-type allowlistAdapter struct{ st *store.Store }
+type allowlistAdapter struct{ st backend }
 
 func (a allowlistAdapter) ListAllowlistJSON(ctx context.Context) (any, error) {
 	items, err := a.st.ListAllowlist(ctx)
@@ -238,7 +258,7 @@ func (a allowlistAdapter) ListAllowlistJSON(ctx context.Context) (any, error) {
 }
 
 func (a allowlistAdapter) RevokeAllowlist(ctx context.Context, sel api.AllowlistSelector, e approvalAuditEntry) (any, int, error) {
-	revoked, err := a.st.RevokeAllowlist(ctx, store.AllowlistSelector(sel), e)
+	revoked, err := a.st.RevokeAllowlist(ctx, approval.AllowlistSelector(sel), e)
 	if revoked == nil {
 		revoked = []store.AllowlistItem{}
 	}
