@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,16 +19,15 @@ import (
 // the file's lock, so the copy comes through GET /v1/backup), checks the copy, and only then
 // puts it at FILE.
 func cmdBackup(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	const usage = "backup [flags] FILE"
+	fs := newFlagSet("backup", usage, stderr)
 	var sf serverFlags
 	sf.register(fs)
 	timeout := fs.Duration("timeout", time.Hour, "give up after this long")
 	force := fs.Bool("force", false, "replace FILE if it exists")
-	const usage = "backup [flags] FILE"
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) != 1 {
 		return usageError(fs, stderr, usage, "give the file to write the copy to")
@@ -80,12 +78,11 @@ func cmdBackup(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 
 // cmdVerify checks a database file completely, with approvebot stopped.
 func cmdVerify(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	const usage = "verify FILE"
+	fs := newFlagSet("verify", usage, stderr)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return &exitError{code: exitUsage}
+		return parseError(err, exitUsage)
 	}
 	if len(pos) != 1 {
 		return usageError(fs, stderr, usage, "give the database file to check")
