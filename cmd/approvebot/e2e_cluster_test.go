@@ -339,7 +339,6 @@ func (w *workload) oneHumanRequest(ctx context.Context, n, i int) (outcome, erro
 	}
 }
 
-
 // finish stops the agents and waits for each one's last answer.
 func (w *workload) finish(t *testing.T) []outcome {
 	close(w.stop)
