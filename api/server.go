@@ -781,7 +781,7 @@ func storeDetail(err error) string {
 		return "its file system is read-only"
 	case errors.Is(err, syscall.EPERM), errors.Is(err, syscall.EACCES):
 		return "its file cannot be written"
-	case errors.Is(err, syscall.EIO):
+	case errors.Is(err, syscall.EIO), strings.Contains(err.Error(), syscall.EIO.Error()):
 		return "its disk reported an I/O error"
 	}
 	return "it cannot write to it or read from it"

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/approvebot/approvebot/core/gate"
 )
@@ -122,7 +124,7 @@ func (s *Store) noteCommit(err error) {
 			"db", s.path, "err", err)
 	}
 	s.h.writable, s.h.err = false, err.Error()
-	if errors.Is(err, syscall.EIO) && s.h.lost == "" {
+	if ioError(err) && s.h.lost == "" {
 		// After a failed write-back the kernel may have dropped the pages it could not
 		// write, so a later fsync that succeeds proves nothing: stop writing for good.
 		s.isLost.Store(true)
@@ -130,6 +132,24 @@ func (s *Store) noteCommit(err error) {
 			"(check the disk, then run `approvebot verify %s` with approvebot stopped)", s.path, err, s.path)
 		s.log.Error("store stopped writing after an I/O error", "db", s.path, "err", err)
 	}
+	if s.h.lost == "" && unmapped(err) {
+		// bbolt could not map the file again after growing it: its data is gone from
+		// memory and no later transaction can work.
+		s.isLost.Store(true)
+		s.h.lost = fmt.Sprintf("bbolt lost its mapping of %s (%v): no more writes until approvebot is restarted "+
+			"(check the disk, then run `approvebot verify %s` with approvebot stopped)", s.path, err, s.path)
+		s.log.Error("store stopped writing: bbolt lost its mapping of the file", "db", s.path, "err", err)
+	}
+}
+
+// ioError reports EIO, also where bbolt formatted it into its own message.
+func ioError(err error) bool {
+	return errors.Is(err, syscall.EIO) || strings.Contains(err.Error(), syscall.EIO.Error())
+}
+
+// unmapped reports a failed remap, after which bbolt's file mapping is gone.
+func unmapped(err error) bool {
+	return errors.Is(err, berrors.ErrInvalidMapping) || strings.Contains(err.Error(), "mmap")
 }
 
 // lose stops all writes: the file the server has open is no longer the one at its path.

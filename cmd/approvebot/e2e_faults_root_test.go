@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,15 +82,45 @@ func (fs *ext4) device(t *testing.T) string {
 // would after the fault.
 func (fs *ext4) remount(t *testing.T) {
 	t.Helper()
-	sh(t, "umount", fs.dir)
-	if out, err := exec.Command("e2fsck", "-f", "-y", fs.img).CombinedOutput(); err != nil {
-		var ee *exec.ExitError
-		// 1: errors corrected. Anything above is a file system e2fsck could not repair.
-		if !errors.As(err, &ee) || ee.ExitCode() > 1 {
-			t.Fatalf("e2fsck: %v\n%s", err, out)
+	for attempt := 0; ; attempt++ {
+		sh(t, "umount", fs.dir)
+		// A copy of the image: a mount namespace made meanwhile (another test's sandbox)
+		// may still hold the old loop device and its read-only superblock, and mounting
+		// the same file would reuse them.
+		img := fmt.Sprintf("%s.%d", fs.img, attempt)
+		sh(t, "cp", "--sparse=always", fs.img, img)
+		fs.img = img
+		if out, err := exec.Command("e2fsck", "-f", "-y", fs.img).CombinedOutput(); err != nil {
+			var ee *exec.ExitError
+			// 1: errors corrected. Anything above is a file system e2fsck could not repair.
+			if !errors.As(err, &ee) || ee.ExitCode() > 1 {
+				t.Fatalf("e2fsck: %v\n%s", err, out)
+			}
+		}
+		fs.mount(t)
+		probe := filepath.Join(fs.dir, ".rw-probe")
+		if err := os.WriteFile(probe, nil, 0o600); err == nil {
+			os.Remove(probe)
+			return
+		} else if attempt == 2 {
+			dmesg, _ := exec.Command("dmesg").Output()
+			lines := strings.Split(strings.TrimSpace(string(dmesg)), "\n")
+			t.Fatalf("the file system stays read-only after repair (%s): %v\n%s", sh(t, "findmnt", "-n", "-o", "SOURCE,OPTIONS", fs.dir), err, strings.Join(lines[max(0, len(lines)-15):], "\n"))
 		}
 	}
-	fs.mount(t)
+}
+
+// waitOption waits until the mount's options include opt (the kernel applies an error's
+// remount-ro from a work queue, after the trigger returns).
+func (fs *ext4) waitOption(t *testing.T, opt string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(","+sh(t, "findmnt", "-n", "-o", "OPTIONS", fs.dir)+",", ","+opt+",") {
+		if time.Now().After(deadline) {
+			t.Fatalf("mount option %s never appeared", opt)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // bigAsk is a request whose record takes many pages, so that storing it needs new space.
@@ -219,6 +250,7 @@ func TestFaultReadOnlyFileSystem(t *testing.T) {
 	if err := os.WriteFile("/sys/fs/ext4/"+fs.device(t)+"/trigger_fs_error", []byte("approvebot fault test"), 0o200); err != nil {
 		t.Fatal(err)
 	}
+	fs.waitOption(t, "emergency_ro")
 	wantStoreUnavailable(t, s, "POST", "/v1/requests", bash("ro", "deploy read-only"))
 	h := waitHealth(t, s, 503)
 	if !strings.Contains(h["store_error"].(string), "read-only file system") {

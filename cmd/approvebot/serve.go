@@ -114,7 +114,12 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 			h := st.health()
 			sh := api.StoreHealth{Readable: true, Writable: h.Writable, Error: h.Error}
 			if err := st.Ping(); err != nil {
-				sh.Readable, sh.Error = false, err.Error()
+				sh.Readable = false
+				if sh.Error == "" {
+					sh.Error = err.Error()
+				} else {
+					sh.Error += "; reading fails too: " + err.Error()
+				}
 			}
 			return sh, channelHealth(chans)
 		},
