@@ -167,8 +167,8 @@ func TestParkedLongPoll(t *testing.T) {
 			list := r.g.LivePending("", "")
 			return len(list) == 0 && r.srv.Waiting() == 0
 		})
-		entries, _ := r.st.Audit(context.Background(), approval.AuditQuery{})
-		last := entries[len(entries)-1]
+		page, _ := r.st.Audit(context.Background(), approval.AuditQuery{})
+		last := page.Entries[len(page.Entries)-1]
 		if last.Outcome != approval.OutcomeCancelled {
 			t.Fatalf("the abandoned request ended as %+v", last)
 		}

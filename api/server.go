@@ -44,11 +44,6 @@ type Token struct {
 	Value string
 }
 
-// AuditSource reads the trail and the persisted allowlist.
-type AuditSource interface {
-	Audit(ctx context.Context, q approval.AuditQuery) ([]approval.AuditEntry, error)
-}
-
 // AllowlistStore lists and revokes persisted "allow always" entries.
 type AllowlistStore interface {
 	ListAllowlistJSON(ctx context.Context) (any, error)
@@ -164,6 +159,7 @@ func New(opts Options) (*Server, error) {
 	s.route("PUT /v1/sessions/{session}", RoleOperator, s.putSession)
 	s.route("POST /v1/sessions/{session}/unpause", RoleOperator, s.unpause)
 	s.route("GET /v1/audit", RoleOperator, s.audit)
+	s.route("GET /v1/audit/counts", RoleOperator, s.auditCounts)
 	s.route("GET /v1/allowlist", RoleOperator, s.listAllowlist)
 	s.route("DELETE /v1/allowlist", RoleOperator, s.revokeAllowlist)
 	s.route("GET /v1/backup", RoleOperator, s.backup)
@@ -232,7 +228,14 @@ func (s *Server) authenticate(r *http.Request) (caller, bool) {
 	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
 		return caller{}, false
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(h[len(prefix):])))
+	name, role, ok := s.Authenticate(h[len(prefix):])
+	return caller{name: name, role: role}, ok
+}
+
+// Authenticate checks a bearer token (surrounding spaces ignored) against the configured
+// ones in constant time and returns its name and role. The operator panel signs in with it.
+func (s *Server) Authenticate(token string) (name string, role Role, ok bool) {
+	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
 	found := -1
 	// Compare against every token so timing says nothing about which one matched.
 	for i := range s.tokens {
@@ -241,10 +244,14 @@ func (s *Server) authenticate(r *http.Request) (caller, bool) {
 		}
 	}
 	if found < 0 {
-		return caller{}, false
+		return "", "", false
 	}
-	return caller{name: s.tokens[found].name, role: s.tokens[found].role}, true
+	return s.tokens[found].name, s.tokens[found].role, true
 }
+
+// Mount serves h under pattern on the API's listener (the operator panel at "/ui/"). h
+// does its own authentication.
+func (s *Server) Mount(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 func (s *Server) allow(w http.ResponseWriter, c caller) bool {
 	if s.opts.RateLimit <= 0 {
@@ -430,7 +437,11 @@ func (s *Server) getRequest(w http.ResponseWriter, r *http.Request, c caller) *a
 			rec = got
 		}
 	}
-	writeRequest(w, rec)
+	v := viewOf(&rec)
+	if c.role == RoleOperator {
+		v.Cards = cardViews(rec.Cards)
+	}
+	writeView(w, rec, v)
 	return nil
 }
 
@@ -633,50 +644,6 @@ func sessionView(st gate.SessionState, did string) map[string]any {
 	}
 	v["agent"], v["scope"], v["agents"], v["note"] = nil, "every_agent", agents, note+`; give "agent" to change one agent's session`
 	return v
-}
-
-func (s *Server) audit(w http.ResponseWriter, r *http.Request, c caller) *apiError {
-	if s.opts.Audit == nil {
-		return newError(501, "not_available", "no audit source")
-	}
-	q := approval.AuditQuery{Session: r.URL.Query().Get("session"), RequestID: r.URL.Query().Get("request")}
-	if v := r.URL.Query().Get("since"); v != "" {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			d, derr := time.ParseDuration(v)
-			if derr != nil {
-				return newError(400, "invalid_since", "since must be RFC 3339 time or a duration such as 1h")
-			}
-			t = time.Now().Add(-d)
-		}
-		q.Since = t
-	}
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return newError(400, "invalid_limit", "limit must be a positive integer")
-		}
-		q.Limit = n
-	}
-	entries, err := s.opts.Audit.Audit(r.Context(), q)
-	var skipped *approval.SkippedError
-	if errors.As(err, &skipped) {
-		s.log.Warn("audit query skipped damaged entries", "damaged", len(skipped.Records))
-		err = nil
-	}
-	if err != nil {
-		return s.gateError(err)
-	}
-	if entries == nil {
-		entries = []approval.AuditEntry{}
-	}
-	out := map[string]any{"entries": entries}
-	if skipped != nil {
-		// The trail is complete but for these, which could not be read.
-		out["damaged"] = skipped.Records
-	}
-	writeJSON(w, 200, out)
-	return nil
 }
 
 func (s *Server) listAllowlist(w http.ResponseWriter, r *http.Request, c caller) *apiError {

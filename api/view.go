@@ -32,6 +32,23 @@ type requestView struct {
 	// gave (its own words), masked and hardened like the summary; "" when not given.
 	Cwd         string `json:"cwd"`
 	AgentReason string `json:"agent_reason"`
+	// Cards are the posted cards whose references are stored (operators only).
+	Cards []cardView `json:"cards,omitempty"`
+}
+
+// cardView is where one card of a request was posted.
+type cardView struct {
+	Channel string `json:"channel"`
+	Chat    string `json:"chat"`
+	Message string `json:"message"`
+}
+
+func cardViews(refs []approval.CardRef) []cardView {
+	out := make([]cardView, 0, len(refs))
+	for _, c := range refs {
+		out = append(out, cardView{Channel: c.Channel, Chat: c.Chat, Message: c.Message})
+	}
+	return out
 }
 
 func viewOf(r *approval.Request) requestView {
@@ -66,9 +83,13 @@ func viewOf(r *approval.Request) requestView {
 }
 
 func writeRequest(w http.ResponseWriter, r approval.Request) {
+	writeView(w, r, viewOf(&r))
+}
+
+func writeView(w http.ResponseWriter, r approval.Request, v requestView) {
 	status := http.StatusOK
 	if r.State == approval.StatePending {
 		status = http.StatusAccepted
 	}
-	writeJSON(w, status, viewOf(&r))
+	writeJSON(w, status, v)
 }

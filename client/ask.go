@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/approvebot/approvebot/internal/retry"
 )
 
 // Verdict is how an ask ended for the agent. The zero value is VerdictError, so a Result
@@ -141,8 +143,8 @@ func (c *Client) createRetrying(ctx context.Context, a Ask) (*Request, error) {
 		if err == nil {
 			return req, nil
 		}
-		delay, retry := createRetryable(err)
-		if !retry || ctx.Err() != nil {
+		delay, again := createRetryable(err)
+		if !again || ctx.Err() != nil {
 			return nil, err
 		}
 		if delay == 0 {
@@ -152,7 +154,7 @@ func (c *Client) createRetrying(ctx context.Context, a Ask) (*Request, error) {
 		if time.Now().Add(delay).After(until) {
 			return nil, err
 		}
-		if !sleep(ctx, delay) {
+		if !retry.Sleep(ctx, delay) {
 			return nil, err
 		}
 	}
@@ -209,7 +211,7 @@ func (c *Client) pollRetrying(ctx context.Context, id string, deadline time.Time
 			delay = min(ae.RetryAfter, 10*time.Second)
 		}
 		delay = min(delay, max(time.Until(deadline), 0))
-		if !sleep(ctx, delay) {
+		if !retry.Sleep(ctx, delay) {
 			return nil, ctx.Err()
 		}
 	}
@@ -234,20 +236,6 @@ func (c *Client) cancelQuietly(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, _ = c.Cancel(ctx, id)
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // fromError turns a failure into a refusal with a message for the model.

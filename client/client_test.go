@@ -524,7 +524,7 @@ func TestOperatorCalls(t *testing.T) {
 		case strings.HasSuffix(r.URL.Path, "/decision"):
 			write(w, 409, `{"error":{"code":"already_decided","message":"already decided (deny) by alice at 2026-01-01T00:00:00Z","decided_by":"alice","decided_at":"2026-01-01T00:00:00Z","request":`+deniedObj+`}}`)
 		case r.URL.Path == "/v1/audit":
-			write(w, 200, `{"entries":[{"seq":1,"time":"2026-01-01T00:00:00Z","event":"decision","outcome":"deny"}]}`)
+			write(w, 200, `{"entries":[{"seq":7,"time":"2026-01-01T00:00:00Z","event":"decision","outcome":"deny"}],"next_before":7}`)
 		case r.URL.Path == "/v1/allowlist" && r.Method == "GET":
 			write(w, 200, `{"entries":[{"pattern":"/usr/bin/git","added_by":"alice","request_id":"x","added_at":"2026-01-01T00:00:00Z"}]}`)
 		case r.URL.Path == "/v1/allowlist":
@@ -544,8 +544,8 @@ func TestOperatorCalls(t *testing.T) {
 	if !ok || ae.Status != 409 || ae.DecidedBy != "alice" || ae.Request == nil || ae.Request.State != "denied" {
 		t.Fatalf("Decide: %#v", err)
 	}
-	if e, err := c.Audit(ctx, AuditQuery{Session: "s 1", Since: "1h", Limit: 5}); err != nil || len(e) != 1 || e[0].Outcome != "deny" {
-		t.Fatalf("Audit: %v %v", e, err)
+	if p, err := c.Audit(ctx, AuditQuery{Session: "s 1", Since: "1h", Outcome: "deny", Before: 9, Limit: 5}); err != nil || len(p.Entries) != 1 || p.Entries[0].Outcome != "deny" || p.NextBefore != 7 {
+		t.Fatalf("Audit: %+v %v", p, err)
 	}
 	if e, err := c.Allowlist(ctx); err != nil || len(e) != 1 || e[0].Pattern != "/usr/bin/git" {
 		t.Fatalf("Allowlist: %v %v", e, err)
@@ -573,7 +573,7 @@ func TestOperatorCalls(t *testing.T) {
 	want := []string{
 		"GET /v1/requests?state=pending ",
 		"POST /v1/requests/" + testID + `/decision {"outcome":"allow_once","reason":"ok"}`,
-		"GET /v1/audit?limit=5&session=s+1&since=1h ",
+		"GET /v1/audit?before=9&limit=5&outcome=deny&session=s+1&since=1h ",
 		"GET /v1/allowlist ",
 		"DELETE /v1/allowlist?pattern=%2Fusr%2Fbin%2Fgit ",
 		"DELETE /v1/allowlist?agent=ci&args=&pattern=%2Fusr%2Fbin%2Fgit ",

@@ -75,36 +75,51 @@ type AuditEntry struct {
 	Actor       string    `json:"actor,omitempty"`
 }
 
-// AuditQuery selects audit entries. Since is an RFC 3339 time or a duration such as "1h".
+// AuditQuery selects audit entries; every non-empty field must match. Since and Until are
+// RFC 3339 times or durations ago such as "1h". Before is a page's NextBefore.
 type AuditQuery struct {
-	Session   string
 	RequestID string
+	Session   string
+	Agent     string
+	Tool      string
+	Outcome   string
+	Source    string
 	Since     string
+	Until     string
+	Before    uint64
 	Limit     int
 }
 
-// Audit reads the decision trail.
-func (c *Client) Audit(ctx context.Context, q AuditQuery) ([]AuditEntry, error) {
+// AuditPage is one page of the trail, oldest first. NextBefore, when not zero, is the
+// Before of the next, older page.
+type AuditPage struct {
+	Entries    []AuditEntry `json:"entries"`
+	NextBefore uint64       `json:"next_before"`
+}
+
+// Audit reads one page of the decision trail: the newest matching entries (at most
+// Limit; the server's default is 100) before q.Before.
+func (c *Client) Audit(ctx context.Context, q AuditQuery) (AuditPage, error) {
 	v := url.Values{}
-	if q.Session != "" {
-		v.Set("session", q.Session)
+	for _, p := range [][2]string{
+		{"request", q.RequestID}, {"session", q.Session}, {"agent", q.Agent}, {"tool", q.Tool},
+		{"outcome", q.Outcome}, {"source", q.Source}, {"since", q.Since}, {"until", q.Until},
+	} {
+		if p[1] != "" {
+			v.Set(p[0], p[1])
+		}
 	}
-	if q.RequestID != "" {
-		v.Set("request", q.RequestID)
-	}
-	if q.Since != "" {
-		v.Set("since", q.Since)
+	if q.Before > 0 {
+		v.Set("before", strconv.FormatUint(q.Before, 10))
 	}
 	if q.Limit > 0 {
 		v.Set("limit", strconv.Itoa(q.Limit))
 	}
-	var out struct {
-		Entries []AuditEntry `json:"entries"`
-	}
+	var out AuditPage
 	if err := c.call(ctx, http.MethodGet, "/v1/audit", v, nil, &out); err != nil {
-		return nil, err
+		return AuditPage{}, err
 	}
-	return out.Entries, nil
+	return out, nil
 }
 
 // AllowlistEntry is one persisted "allow always" pattern, for one agent ("" for every

@@ -1,7 +1,9 @@
 // Package config reads approvebot's TOML configuration: strictly (an unknown key or a bad
 // value is an error naming the key and line), with defaults for everything left out, and
-// validation before anything starts. Secrets are never in the file: it names environment
-// variables (token_env and friends) and Secrets reads them.
+// validation before anything starts. [server] and [log] are declared here; [policy] is
+// core/policy's Config and each [channels.<name>] that channel's Config, embedded as they
+// are. Secrets are never in the file: it names environment variables (token_env and
+// friends) and Secret and the channels' ReadSecrets read them.
 package config
 
 import (
@@ -16,6 +18,9 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/approvebot/approvebot/channels/discord"
+	"github.com/approvebot/approvebot/channels/slack"
+	"github.com/approvebot/approvebot/channels/telegram"
 	"github.com/approvebot/approvebot/core/policy"
 )
 
@@ -33,117 +38,123 @@ type Config struct {
 	Store    Store         `toml:"store"`
 }
 
-// Server is [server].
+// Server is [server]. Each default and limit is the named constant below, in the order of
+// the fields; TestDefaultsAreDocumented checks these comments, config.example.toml and
+// docs/operations.md against them.
 type Server struct {
-	Listen          string   `toml:"listen"`
-	Data            string   `toml:"data"`
+	// Listen is where the HTTP API listens (default "127.0.0.1:8470").
+	Listen string `toml:"listen"`
+	// Data is the bbolt database file (default "approvebot.db").
+	Data string `toml:"data"`
+	// ApprovalTimeout is how long a request waits for a human before it is refused
+	// (default 120s, at least 1s).
 	ApprovalTimeout Duration `toml:"approval_timeout"`
-	// MaxBody caps request bodies, in bytes.
+	// MaxBody caps request bodies, in bytes (default 1048576, at least 1024).
 	MaxBody int64 `toml:"max_body"`
-	// DeliveryTimeout bounds how long posting a card may take before the request falls back.
+	// DeliveryTimeout bounds how long posting a card may take before the request falls
+	// back (default 30s).
 	DeliveryTimeout Duration `toml:"delivery_timeout"`
-	// TokensFile keeps the tokens generated on a first start without [[agents]].
+	// TokensFile keeps the tokens generated on a first start without [[agents]] (default:
+	// the data file's name + ".tokens").
 	TokensFile string `toml:"tokens_file"`
-	// RateLimit is the sustained requests per second allowed per token (0: default 200).
+	// RateLimit is the sustained requests per second allowed per token (default 2000; 0
+	// disables rate limiting).
 	RateLimit float64 `toml:"rate_limit"`
-	// RateBurst is the burst allowed per token (0: default 400).
-	RateBurst            int `toml:"rate_burst"`
-	MaxPending           int `toml:"max_pending"`
+	// RateBurst is the burst allowed per token (default 4000, at least 1 while limiting).
+	RateBurst int `toml:"rate_burst"`
+	// MaxPending caps the requests waiting for a human (default 50000, at least 1).
+	MaxPending int `toml:"max_pending"`
+	// MaxPendingPerSession caps the requests of one session waiting for a human (default
+	// 200, at least 1).
 	MaxPendingPerSession int `toml:"max_pending_per_session"`
-	// MaxPendingPerAgent caps one agent token's waiting requests (0: half of max_pending).
-	MaxPendingPerAgent int      `toml:"max_pending_per_agent"`
-	ShutdownTimeout    Duration `toml:"shutdown_timeout"`
-	// MaxWait caps the wait an agent may ask for in one call.
+	// MaxPendingPerAgent caps one agent token's requests waiting for a human, so that one
+	// agent cannot take every slot from the others (default: half of max_pending, at least 1).
+	MaxPendingPerAgent int `toml:"max_pending_per_agent"`
+	// ShutdownTimeout is how long a graceful shutdown waits for in-flight work (default 10s).
+	ShutdownTimeout Duration `toml:"shutdown_timeout"`
+	// MaxWait caps the wait an agent may ask for in one call (default 10m).
 	MaxWait Duration `toml:"max_wait"`
-	// AuditRetention drops audit entries (and decided requests) older than this; 0 keeps all.
+	// AuditRetention drops audit entries (and decided requests) older than this (default
+	// 0s: keep all).
 	AuditRetention Duration `toml:"audit_retention"`
 	// HeadlessFallback: with no chat channel configured, asks fall back at once (ask_fallback)
-	// instead of waiting for an operator's decision over the API.
+	// instead of waiting for an operator's decision over the API (default false).
 	HeadlessFallback bool `toml:"headless_fallback"`
-	// AuditMaxEntries keeps at most this many audit entries; 0 means no cap.
+	// AuditMaxEntries keeps at most this many audit entries (default 0: no cap).
 	AuditMaxEntries int `toml:"audit_max_entries"`
 }
+
+// Defaults and limits of [server], in the order of the fields.
+const (
+	DefaultListen               = "127.0.0.1:8470"
+	DefaultData                 = "approvebot.db"
+	DefaultApprovalTimeout      = 120 * time.Second
+	MinApprovalTimeout          = time.Second
+	DefaultMaxBody              = 1 << 20
+	MinMaxBody                  = 1024
+	DefaultDeliveryTimeout      = 30 * time.Second
+	TokensFileSuffix            = ".tokens"
+	DefaultRateLimit            = 2000
+	DefaultRateBurst            = 4000
+	MinRateBurst                = 1
+	DefaultMaxPending           = 50000
+	MinMaxPending               = 1
+	DefaultMaxPendingPerSession = 200
+	MinMaxPendingPerSession     = 1
+	DefaultShutdownTimeout      = 10 * time.Second
+	DefaultMaxWait              = 10 * time.Minute
+)
 
 // Agent is one [[agents]] token.
 type Agent struct {
 	Name     string `toml:"name"`
 	TokenEnv string `toml:"token_env"`
-	Role     string `toml:"role"`
+	// Role is "agent" (default) or "operator".
+	Role string `toml:"role"`
 }
+
+// Agent roles.
+const (
+	RoleAgent    = "agent"
+	RoleOperator = "operator"
+	DefaultRole  = RoleAgent
+)
 
 // Log is [log].
 type Log struct {
-	Level  string `toml:"level"`
+	// Level is debug, info, warn or error (default "info").
+	Level string `toml:"level"`
+	// Format is text or json (default "text").
 	Format string `toml:"format"`
 }
 
-// Channels is [channels]. A nil section means the channel is not configured.
+// Defaults of [log].
+const (
+	DefaultLevel  = "info"
+	DefaultFormat = "text"
+)
+
+// Channels is [channels]: each platform owns its section. A nil section means the channel
+// is not configured.
 type Channels struct {
-	Telegram *Telegram `toml:"telegram"`
-	Slack    *Slack    `toml:"slack"`
-	Discord  *Discord  `toml:"discord"`
+	Telegram *telegram.Config `toml:"telegram"`
+	Slack    *slack.Config    `toml:"slack"`
+	Discord  *discord.Config  `toml:"discord"`
 }
 
-// Telegram is [channels.telegram].
-type Telegram struct {
-	TokenEnv string `toml:"token_env"`
-	// APIURL points the bot at a self-hosted Bot API server; empty means Telegram's.
-	APIURL    string  `toml:"api_url"`
-	Chats     []int64 `toml:"chats"`
-	Approvers []int64 `toml:"approvers"`
-	// ChatApprovers narrows approvers per chat: chat id (as a string key) → user ids.
-	ChatApprovers    map[string][]int64 `toml:"chat_approvers"`
-	Mode             string             `toml:"mode"`
-	WebhookSecretEnv string             `toml:"webhook_secret_env"`
-	// WebhookPath is where the webhook is served on the API listener.
-	WebhookPath string `toml:"webhook_path"`
-	// WebhookURL is the public URL registered with setWebhook (webhook mode).
-	WebhookURL string `toml:"webhook_url"`
-	// DenyReasonWindow is how long a Deny press waits for a typed reason.
-	DenyReasonWindow Duration `toml:"deny_reason_window"`
-	PollTimeout      Duration `toml:"poll_timeout"`
-}
-
-// Slack is [channels.slack].
-type Slack struct {
-	BotTokenEnv      string   `toml:"bot_token_env"`
-	AppTokenEnv      string   `toml:"app_token_env"`
-	SigningSecretEnv string   `toml:"signing_secret_env"`
-	APIURL           string   `toml:"api_url"`
-	Mode             string   `toml:"mode"`
-	Channels         []string `toml:"channels"`
-	// Approvers are Slack user ids, optionally "TEAM:USER" to pin the workspace.
-	Approvers []string `toml:"approvers"`
-	// Team restricts every approver to one workspace id.
-	Team             string   `toml:"team"`
-	HTTPPath         string   `toml:"http_path"`
-	DenyReasonWindow Duration `toml:"deny_reason_window"`
-	// SlashCommand is the command name registered in the app ("/approvebot").
-	SlashCommand string `toml:"slash_command"`
-	// ChannelApprovers narrows approvers per channel: channel id → user ids (each must also
-	// be in approvers).
-	ChannelApprovers map[string][]string `toml:"channel_approvers"`
-}
-
-// Discord is [channels.discord].
-type Discord struct {
-	TokenEnv      string   `toml:"token_env"`
-	ApplicationID string   `toml:"application_id"`
-	Channels      []string `toml:"channels"`
-	Guilds        []string `toml:"guilds"`
-	Approvers     []string `toml:"approvers"`
-	Mode          string   `toml:"mode"`
-	PublicKey     string   `toml:"public_key"`
-	// APIURL replaces https://discord.com for tests and proxies; empty means Discord's.
-	APIURL           string   `toml:"api_url"`
-	HTTPPath         string   `toml:"http_path"`
-	DenyReasonWindow Duration `toml:"deny_reason_window"`
-	// ChannelApprovers narrows approvers per channel: channel id → user ids (each must also
-	// be in approvers).
-	ChannelApprovers map[string][]string `toml:"channel_approvers"`
-	// MessageContent requests the privileged Message Content intent, which replies to a card
-	// with "/approve"-style text need (default true; enable it in the developer portal).
-	MessageContent *bool `toml:"message_content"`
+// sections are the configured channels' sections.
+func (ch Channels) sections() []interface{ Validate() error } {
+	var out []interface{ Validate() error }
+	if ch.Telegram != nil {
+		out = append(out, ch.Telegram)
+	}
+	if ch.Slack != nil {
+		out = append(out, ch.Slack)
+	}
+	if ch.Discord != nil {
+		out = append(out, ch.Discord)
+	}
+	return out
 }
 
 // Route is one [[routes]] entry.
@@ -155,13 +166,23 @@ type Route struct {
 	Chats   []string `toml:"chats"`
 }
 
-// Default values.
-const (
-	DefaultListen          = "127.0.0.1:8470"
-	DefaultData            = "approvebot.db"
-	DefaultApprovalTimeout = 120 * time.Second
-	DefaultMaxBody         = 1 << 20
-)
+// empty is a configuration before any file is read: [server] and [log] hold their
+// defaults, so a key a file leaves out keeps its default and a key it sets, even to 0,
+// is what it says (rate_limit = 0 disables limiting).
+func empty() Config {
+	return Config{
+		Server: Server{
+			Listen: DefaultListen, Data: DefaultData, ApprovalTimeout: Duration{Duration: DefaultApprovalTimeout},
+			MaxBody: DefaultMaxBody, DeliveryTimeout: Duration{Duration: DefaultDeliveryTimeout},
+			RateLimit: DefaultRateLimit, RateBurst: DefaultRateBurst, MaxPending: DefaultMaxPending,
+			MaxPendingPerSession: DefaultMaxPendingPerSession, ShutdownTimeout: Duration{Duration: DefaultShutdownTimeout},
+			MaxWait: Duration{Duration: DefaultMaxWait},
+		},
+		Log: Log{Level: DefaultLevel, Format: DefaultFormat},
+		Store: Store{Backend: DefaultBackend, Etcd: StoreEtcd{Prefix: DefaultPrefix,
+			DialTimeout: Duration{Duration: DefaultDialTimeout}, LeaseTTL: Duration{Duration: DefaultLeaseTTL}}},
+	}
+}
 
 // Load reads and validates a file. An empty path means the embedded defaults (Defaults).
 func Load(file string) (*Config, error) {
@@ -177,7 +198,7 @@ func Load(file string) (*Config, error) {
 
 // Parse decodes TOML strictly, applies defaults and validates. name is used in errors.
 func Parse(data []byte, name string) (*Config, error) {
-	var c Config
+	c := empty()
 	if len(data) > 0 {
 		dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
 		if err := dec.Decode(&c); err != nil {
@@ -220,117 +241,28 @@ func describe(name string, err error) error {
 	return fmt.Errorf("%s: %w", prefix, err)
 }
 
+// defaults fills what the file left empty and what derives from other keys.
 func (c *Config) defaults() {
-	c.Store.defaults()
-	s := &c.Server
-	if s.Listen == "" {
-		s.Listen = DefaultListen
+	if c.Server.TokensFile == "" {
+		c.Server.TokensFile = c.Server.Data + TokensFileSuffix
 	}
-	if s.Data == "" {
-		s.Data = DefaultData
-	}
-	if s.ApprovalTimeout.Duration == 0 {
-		s.ApprovalTimeout.Duration = DefaultApprovalTimeout
-	}
-	if s.MaxBody == 0 {
-		s.MaxBody = DefaultMaxBody
-	}
-	if s.DeliveryTimeout.Duration == 0 {
-		s.DeliveryTimeout.Duration = 30 * time.Second
-	}
-	if s.TokensFile == "" {
-		s.TokensFile = s.Data + ".tokens"
-	}
-	if s.RateLimit == 0 {
-		s.RateLimit = 2000
-	}
-	if s.RateBurst == 0 {
-		s.RateBurst = 4000
-	}
-	if s.MaxPending == 0 {
-		s.MaxPending = 50000
-	}
-	if s.MaxPendingPerSession == 0 {
-		s.MaxPendingPerSession = 200
-	}
-	if s.MaxPendingPerAgent == 0 {
-		s.MaxPendingPerAgent = max(s.MaxPending/2, 1)
-	}
-	if s.ShutdownTimeout.Duration == 0 {
-		s.ShutdownTimeout.Duration = 10 * time.Second
-	}
-	if s.MaxWait.Duration == 0 {
-		s.MaxWait.Duration = 10 * time.Minute
+	if c.Server.MaxPendingPerAgent == 0 {
+		c.Server.MaxPendingPerAgent = max(c.Server.MaxPending/2, 1)
 	}
 	for i := range c.Agents {
 		if c.Agents[i].Role == "" {
-			c.Agents[i].Role = "agent"
+			c.Agents[i].Role = DefaultRole
 		}
-	}
-	if c.Log.Level == "" {
-		c.Log.Level = "info"
-	}
-	if c.Log.Format == "" {
-		c.Log.Format = "text"
 	}
 	c.Policy.Defaults()
 	if t := c.Channels.Telegram; t != nil {
-		if t.TokenEnv == "" {
-			t.TokenEnv = "APPROVEBOT_TELEGRAM_TOKEN"
-		}
-		if t.Mode == "" {
-			t.Mode = "polling"
-		}
-		if t.WebhookPath == "" {
-			t.WebhookPath = "/telegram/webhook"
-		}
-		if t.DenyReasonWindow.Duration == 0 {
-			t.DenyReasonWindow.Duration = 60 * time.Second
-		}
-		if t.PollTimeout.Duration == 0 {
-			t.PollTimeout.Duration = 30 * time.Second
-		}
+		t.Defaults()
 	}
 	if sl := c.Channels.Slack; sl != nil {
-		if sl.BotTokenEnv == "" {
-			sl.BotTokenEnv = "APPROVEBOT_SLACK_BOT_TOKEN"
-		}
-		if sl.AppTokenEnv == "" {
-			sl.AppTokenEnv = "APPROVEBOT_SLACK_APP_TOKEN"
-		}
-		if sl.SigningSecretEnv == "" {
-			sl.SigningSecretEnv = "APPROVEBOT_SLACK_SIGNING_SECRET"
-		}
-		if sl.Mode == "" {
-			sl.Mode = "socket"
-		}
-		if sl.HTTPPath == "" {
-			sl.HTTPPath = "/slack/events"
-		}
-		if sl.DenyReasonWindow.Duration == 0 {
-			sl.DenyReasonWindow.Duration = 60 * time.Second
-		}
-		if sl.SlashCommand == "" {
-			sl.SlashCommand = "/approvebot"
-		}
+		sl.Defaults()
 	}
 	if d := c.Channels.Discord; d != nil {
-		if d.TokenEnv == "" {
-			d.TokenEnv = "APPROVEBOT_DISCORD_TOKEN"
-		}
-		if d.Mode == "" {
-			d.Mode = "gateway"
-		}
-		if d.HTTPPath == "" {
-			d.HTTPPath = "/discord/interactions"
-		}
-		if d.DenyReasonWindow.Duration == 0 {
-			d.DenyReasonWindow.Duration = 60 * time.Second
-		}
-		if d.MessageContent == nil {
-			on := true
-			d.MessageContent = &on
-		}
+		d.Defaults()
 	}
 }
 
@@ -343,17 +275,43 @@ func (c *Config) Validate() error {
 	if _, _, err := net.SplitHostPort(s.Listen); err != nil {
 		return fmt.Errorf("server.listen: %q is not host:port: %v", s.Listen, err)
 	}
-	if s.ApprovalTimeout.Duration < time.Second {
-		return fmt.Errorf("server.approval_timeout: must be at least 1s, got %s", s.ApprovalTimeout.Duration)
+	if s.Data == "" {
+		return errors.New("server.data: required (the database file)")
 	}
-	if s.MaxBody < 1024 {
-		return fmt.Errorf("server.max_body: must be at least 1024 bytes, got %d", s.MaxBody)
+	if s.ApprovalTimeout.Duration < MinApprovalTimeout {
+		return fmt.Errorf("server.approval_timeout: must be at least %s, got %s", MinApprovalTimeout, s.ApprovalTimeout.Duration)
 	}
-	if s.RateLimit < 0 || s.RateBurst < 0 {
-		return errors.New("server.rate_limit and server.rate_burst must not be negative")
+	if s.MaxBody < MinMaxBody {
+		return fmt.Errorf("server.max_body: must be at least %d bytes, got %d", MinMaxBody, s.MaxBody)
 	}
-	if s.MaxPending < 0 || s.MaxPendingPerSession < 0 || s.MaxPendingPerAgent < 0 || s.AuditMaxEntries < 0 {
-		return errors.New("server.max_pending, max_pending_per_session, max_pending_per_agent and audit_max_entries must not be negative")
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"delivery_timeout", s.DeliveryTimeout.Duration}, {"shutdown_timeout", s.ShutdownTimeout.Duration}, {"max_wait", s.MaxWait.Duration}} {
+		if d.v <= 0 {
+			return fmt.Errorf("server.%s: must be positive, got %s", d.key, d.v)
+		}
+	}
+	if s.AuditRetention.Duration < 0 {
+		return fmt.Errorf("server.audit_retention: must not be negative, got %s", s.AuditRetention.Duration)
+	}
+	if s.RateLimit < 0 {
+		return fmt.Errorf("server.rate_limit: must not be negative (0 disables rate limiting), got %v", s.RateLimit)
+	}
+	if s.RateLimit > 0 && s.RateBurst < MinRateBurst {
+		return fmt.Errorf("server.rate_burst: must be at least %d while rate_limit is on, got %d", MinRateBurst, s.RateBurst)
+	}
+	if s.MaxPending < MinMaxPending {
+		return fmt.Errorf("server.max_pending: must be at least %d, got %d", MinMaxPending, s.MaxPending)
+	}
+	if s.MaxPendingPerSession < MinMaxPendingPerSession {
+		return fmt.Errorf("server.max_pending_per_session: must be at least %d, got %d", MinMaxPendingPerSession, s.MaxPendingPerSession)
+	}
+	if s.AuditMaxEntries < 0 {
+		return fmt.Errorf("server.audit_max_entries: must not be negative (0: no cap), got %d", s.AuditMaxEntries)
+	}
+	if s.MaxPendingPerAgent < 0 {
+		return fmt.Errorf("server.max_pending_per_agent: must not be negative (0: half of max_pending), got %d", s.MaxPendingPerAgent)
 	}
 	names := map[string]bool{}
 	envs := map[string]bool{}
@@ -373,7 +331,7 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s.token_env: %q is used by two agents", key, a.TokenEnv)
 		}
 		envs[a.TokenEnv] = true
-		if a.Role != "agent" && a.Role != "operator" {
+		if a.Role != RoleAgent && a.Role != RoleOperator {
 			return fmt.Errorf("%s.role: want \"agent\" or \"operator\", got %q", key, a.Role)
 		}
 	}
@@ -388,42 +346,22 @@ func (c *Config) Validate() error {
 	if err := c.Policy.Validate(); err != nil {
 		return err
 	}
-	if t := c.Channels.Telegram; t != nil {
-		if t.Mode != "polling" && t.Mode != "webhook" {
-			return fmt.Errorf("channels.telegram.mode: want \"polling\" or \"webhook\", got %q", t.Mode)
-		}
-		if t.Mode == "webhook" && t.WebhookSecretEnv == "" {
-			return errors.New("channels.telegram.webhook_secret_env: required in webhook mode")
-		}
-		if len(t.Approvers) == 0 {
-			return errors.New("channels.telegram.approvers: at least one approver user id is required")
-		}
-	}
-	if sl := c.Channels.Slack; sl != nil {
-		if sl.Mode != "socket" && sl.Mode != "http" {
-			return fmt.Errorf("channels.slack.mode: want \"socket\" or \"http\", got %q", sl.Mode)
-		}
-		if len(sl.Approvers) == 0 {
-			return errors.New("channels.slack.approvers: at least one approver user id is required")
-		}
-	}
-	if d := c.Channels.Discord; d != nil {
-		if d.Mode != "gateway" && d.Mode != "http" {
-			return fmt.Errorf("channels.discord.mode: want \"gateway\" or \"http\", got %q", d.Mode)
-		}
-		if d.Mode == "http" && d.PublicKey == "" {
-			return errors.New("channels.discord.public_key: required in http mode")
-		}
-		if len(d.Approvers) == 0 {
-			return errors.New("channels.discord.approvers: at least one approver user id is required")
+	for _, section := range c.Channels.sections() {
+		if err := section.Validate(); err != nil {
+			return err
 		}
 	}
 	for i, r := range c.Routes {
 		key := fmt.Sprintf("routes[%d]", i)
 		switch r.Channel {
-		case "telegram", "slack", "discord":
+		case telegram.Name, slack.Name, discord.Name:
 		default:
 			return fmt.Errorf("%s.channel: want telegram, slack or discord, got %q", key, r.Channel)
+		}
+		for _, chat := range r.Chats {
+			if r.Channel == slack.Name && !slack.ValidChannelID(chat) {
+				return fmt.Errorf("%s.chats: %q is not a Slack channel id (C…, G…)", key, chat)
+			}
 		}
 		for _, g := range []string{r.Agent, r.Session, r.Tool} {
 			if _, err := path.Match(g, ""); err != nil {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/approvebot/approvebot"
 )
@@ -131,5 +132,55 @@ func TestMaxPendingPerAgentDefaultsToHalf(t *testing.T) {
 	}
 	if _, err := Parse([]byte("[server]\nmax_pending_per_agent = -1\n"), "f.toml"); err == nil || !strings.Contains(err.Error(), "max_pending_per_agent") {
 		t.Fatalf("negative cap: %v", err)
+	}
+}
+
+// A key the file sets is what it says, even zero; a key it leaves out keeps its default.
+func TestExplicitValuesAndLimits(t *testing.T) {
+	cases := []struct {
+		name, doc string
+		check     func(*Config) bool
+		err       string
+	}{
+		{"rate_limit 0 disables limiting", "[server]\nrate_limit = 0\n", func(c *Config) bool {
+			return c.Server.RateLimit == 0 && c.Server.RateBurst == DefaultRateBurst && c.Server.MaxPending == DefaultMaxPending
+		}, ""},
+		{"left out keeps the default", "[server]\nlisten = \"127.0.0.1:9\"\n", func(c *Config) bool {
+			return c.Server.RateLimit == DefaultRateLimit && c.Server.ApprovalTimeout.Duration == DefaultApprovalTimeout
+		}, ""},
+		{"burst 0 with limiting off", "[server]\nrate_limit = 0\nrate_burst = 0\n", func(c *Config) bool { return c.Server.RateLimit == 0 }, ""},
+		{"burst 0 while limiting", "[server]\nrate_burst = 0\n", nil, "server.rate_burst: must be at least 1"},
+		{"negative rate", "[server]\nrate_limit = -1\n", nil, "server.rate_limit: must not be negative"},
+		{"max_pending 0", "[server]\nmax_pending = 0\n", nil, "server.max_pending: must be at least 1"},
+		{"max_pending_per_session 0", "[server]\nmax_pending_per_session = 0\n", nil, "server.max_pending_per_session: must be at least 1"},
+		{"approval_timeout 0", "[server]\napproval_timeout = \"0s\"\n", nil, "server.approval_timeout: must be at least 1s"},
+		{"max_body below the floor", "[server]\nmax_body = 1023\n", nil, "server.max_body: must be at least 1024"},
+		{"delivery_timeout 0", "[server]\ndelivery_timeout = \"0s\"\n", nil, "server.delivery_timeout: must be positive"},
+		{"max_wait 0", "[server]\nmax_wait = \"0s\"\n", nil, "server.max_wait: must be positive"},
+		{"audit_max_entries negative", "[server]\naudit_max_entries = -1\n", nil, "server.audit_max_entries"},
+		{"slack route to a channel name", "[[routes]]\nchannel = \"slack\"\nchats = [\"#ops\"]\n", nil, "routes[0].chats"},
+		{"channel defaults fill a section", "[channels.discord]\napprovers = [\"1\"]\n", func(c *Config) bool {
+			d := c.Channels.Discord
+			return d.Mode == "gateway" && d.DenyReasonWindow.Duration == 60*time.Second && *d.MessageContent
+		}, ""},
+		{"channel errors name the key", "[channels.slack]\napprovers = [\"alice\"]\n", nil, "channels.slack.approvers"},
+		{"telegram poll_timeout floor", "[channels.telegram]\napprovers = [1]\npoll_timeout = \"1s\"\n", nil, "channels.telegram.poll_timeout: must be at least 2s"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Parse([]byte(c.doc), "f.toml")
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.check(got) {
+				t.Fatalf("parsed %+v", got.Server)
+			}
+		})
 	}
 }

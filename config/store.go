@@ -56,22 +56,6 @@ const (
 	DefaultLeaseTTL    = 5 * time.Second
 )
 
-func (s *Store) defaults() {
-	if s.Backend == "" {
-		s.Backend = DefaultBackend
-	}
-	e := &s.Etcd
-	if e.Prefix == "" {
-		e.Prefix = DefaultPrefix
-	}
-	if e.DialTimeout.Duration == 0 {
-		e.DialTimeout.Duration = DefaultDialTimeout
-	}
-	if e.LeaseTTL.Duration == 0 {
-		e.LeaseTTL.Duration = DefaultLeaseTTL
-	}
-}
-
 // Validate checks [store]; errors name the key.
 func (s *Store) Validate() error {
 	switch s.Backend {

@@ -1,6 +1,6 @@
 // Package metrics exposes approvebot's Prometheus metrics: decisions by outcome and source,
-// the pending gauge, decision latency, HTTP traffic, channel deliveries and health. It
-// implements gate.Metrics.
+// the pending gauge, decision latency, HTTP traffic, channel deliveries, health, refused
+// attempts and skipped updates. It implements gate.Metrics and chatops.Counter.
 package metrics
 
 import (
@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/approvebot/approvebot/core/approval"
+	"github.com/approvebot/approvebot/core/chatops"
 	"github.com/approvebot/approvebot/core/gate"
 )
 
@@ -26,9 +27,13 @@ type Metrics struct {
 	deliveries *prometheus.CounterVec
 	rateLimit  prometheus.Counter
 	refused    *prometheus.CounterVec
+	skipped    *prometheus.CounterVec
 }
 
-var _ gate.Metrics = (*Metrics)(nil)
+var (
+	_ gate.Metrics    = (*Metrics)(nil)
+	_ chatops.Counter = (*Metrics)(nil)
+)
 
 // CommitStats reports the store's group-commit counters: writes, transactions (each one
 // fsync) and the seconds spent in them.
@@ -65,7 +70,10 @@ func New(health func() map[string]gate.Health, commits CommitStats) *Metrics {
 	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "approvebot_refused_attempts_total", Help: "Refused presses, commands and signatures by channel.",
 	}, []string{"channel"})
-	m.reg.MustRegister(m.decisions, m.pending, m.latency, m.httpReqs, m.httpDur, m.deliveries, m.rateLimit, m.refused,
+	m.skipped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "approvebot_channel_skipped_updates_total", Help: "Platform updates a channel could not decode and skipped, by channel.",
+	}, []string{"channel"})
+	m.reg.MustRegister(m.decisions, m.pending, m.latency, m.httpReqs, m.httpDur, m.deliveries, m.rateLimit, m.refused, m.skipped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if health != nil {
 		m.reg.MustRegister(&healthCollector{health: health, desc: prometheus.NewDesc(
@@ -114,8 +122,11 @@ func (m *Metrics) HTTP(route string, code int, d time.Duration) {
 // RateLimited counts a 429 from the rate limiter.
 func (m *Metrics) RateLimited() { m.rateLimit.Inc() }
 
-// Refused counts a refused press, command or signature.
+// Refused counts a refused press, command or signature (chatops.Counter).
 func (m *Metrics) Refused(channel string) { m.refused.WithLabelValues(channel).Inc() }
+
+// Skipped counts a platform update a channel could not decode (chatops.Counter).
+func (m *Metrics) Skipped(channel string) { m.skipped.WithLabelValues(channel).Inc() }
 
 // Handler serves the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {

@@ -336,7 +336,8 @@ func TestDamagedPendingRequestIsQuarantinedAndDenied(t *testing.T) {
 	if len(q) != 1 || q[0].Bucket != "requests" || q[0].Key != victim {
 		t.Fatalf("quarantine = %+v", q)
 	}
-	entries, _ := s.Audit(ctx, approval.AuditQuery{RequestID: victim})
+	page, _ := s.Audit(ctx, approval.AuditQuery{RequestID: victim})
+	entries := page.Entries
 	var seen bool
 	for _, e := range entries {
 		seen = seen || (e.Event == approval.EventQuarantine && e.Source == approval.SourceStore)
@@ -415,7 +416,8 @@ func TestDamagedAuditEntryIsSkippedAndReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	entries, err := s.Audit(context.Background(), approval.AuditQuery{Limit: 10000})
+	page, err := s.Audit(context.Background(), approval.AuditQuery{Limit: 10000})
+	entries := page.Entries
 	var sk *approval.SkippedError
 	if !errors.As(err, &sk) || len(sk.Records) != 1 || sk.Records[0].Bucket != "audit" {
 		t.Fatalf("err = %v", err)

@@ -140,9 +140,9 @@ func TestUpdateSessionForOneOrEveryAgent(t *testing.T) {
 	if tier, un := tierOf("bob"); tier != "auto" || un {
 		t.Fatalf("bob after clearing for everyone: tier %q unattended %v", tier, un)
 	}
-	entries, _ := s.Audit(ctx, approval.AuditQuery{})
-	if len(entries) != 4 {
-		t.Fatalf("%d audit entries, want one per change", len(entries))
+	page, _ := s.Audit(ctx, approval.AuditQuery{})
+	if len(page.Entries) != 4 {
+		t.Fatalf("%d audit entries, want one per change", len(page.Entries))
 	}
 }
 
@@ -218,8 +218,8 @@ func TestAllowAlwaysBelongsToTheAgent(t *testing.T) {
 	if e := s.AllowlistEntries(); len(e) != 1 || e[0].Agent != "bob" {
 		t.Fatalf("left %+v", e)
 	}
-	entries, _ := s.Audit(ctx, approval.AuditQuery{})
-	last := entries[len(entries)-1]
+	page, _ := s.Audit(ctx, approval.AuditQuery{})
+	last := page.Entries[len(page.Entries)-1]
 	if last.Agent != "alice" || !strings.Contains(last.Reason, "for agent alice") {
 		t.Fatalf("audit %+v", last)
 	}
@@ -269,12 +269,12 @@ func TestMigrateSchema1(t *testing.T) {
 	}
 	ctx := context.Background()
 	fps := map[string]string{}
-	entries, err := s.Audit(ctx, approval.AuditQuery{Limit: 1000})
+	page, err := s.Audit(ctx, approval.AuditQuery{Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var note string
-	for _, e := range entries {
+	for _, e := range page.Entries {
 		if e.Event == approval.EventDecision {
 			fps[e.Summary] = e.Fingerprint
 		}
@@ -344,9 +344,9 @@ func TestMigrateSchema1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	entries, _ = s2.Audit(ctx, approval.AuditQuery{Limit: 1000})
+	page, _ = s2.Audit(ctx, approval.AuditQuery{Limit: 1000})
 	n := 0
-	for _, e := range entries {
+	for _, e := range page.Entries {
 		if e.Event == approval.EventMigration {
 			n++
 		}

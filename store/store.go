@@ -81,6 +81,8 @@ type Store struct {
 	wdone  chan struct{}
 
 	allow atomic.Pointer[[]policy.AllowlistEntry]
+	// auditScan is how many entries one audit query examines at most.
+	auditScan int
 
 	writes, commits, commitNanos atomic.Uint64
 
@@ -164,7 +166,7 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, now: opts.Now, ops: make(chan *op, 4096), wdone: make(chan struct{}), log: opts.Logger}
+	s := &Store{db: db, path: path, now: opts.Now, ops: make(chan *op, 4096), wdone: make(chan struct{}), log: opts.Logger, auditScan: defaultAuditScan}
 	s.h.writable = true
 	if s.fileID, err = os.Stat(path); err != nil {
 		db.Close()
@@ -432,29 +434,6 @@ func putJSON(b *bolt.Bucket, key []byte, v any) error {
 	return b.Put(key, raw)
 }
 
-// auditKey is time-ordered: 8 bytes of big-endian Unix nanoseconds, then the bucket's
-// sequence, so two entries in the same nanosecond keep their order.
-func auditKey(t time.Time, seq uint64) []byte {
-	var k [16]byte
-	binary.BigEndian.PutUint64(k[:8], uint64(t.UnixNano()))
-	binary.BigEndian.PutUint64(k[8:], seq)
-	return k[:]
-}
-
-func (s *Store) appendAudit(tx *bolt.Tx, e approval.AuditEntry) error {
-	b := tx.Bucket(bucketAudit)
-	b.FillPercent = appendFill
-	seq, err := b.NextSequence()
-	if err != nil {
-		return err
-	}
-	if e.Time.IsZero() {
-		e.Time = s.now().UTC()
-	}
-	e.Seq = seq
-	return putJSON(b, auditKey(e.Time, seq), e)
-}
-
 // --- requests ---
 
 // readRequest reads a request's record. A damaged record reads as its stand-in (denied by
@@ -631,63 +610,5 @@ func (s *Store) AddCard(ctx context.Context, id string, ref approval.CardRef) (a
 		out = r
 		return putJSON(tx.Bucket(bucketRequests), []byte(id), r)
 	})
-	return out, err
-}
-
-// --- audit ---
-
-// AppendAudit appends one entry.
-func (s *Store) AppendAudit(ctx context.Context, e approval.AuditEntry) error {
-	return s.write(ctx, false, func(tx *bolt.Tx) error { return s.appendAudit(tx, e) })
-}
-
-// Audit returns matching entries, oldest first. Damaged entries are skipped: the entries
-// come back with an *approval.SkippedError naming them.
-func (s *Store) Audit(_ context.Context, q approval.AuditQuery) ([]approval.AuditEntry, error) {
-	if q.Limit <= 0 {
-		q.Limit = 100
-	}
-	if q.Limit > 10000 {
-		q.Limit = 10000
-	}
-	var out []approval.AuditEntry
-	var skipped []approval.DamagedRecord
-	err := s.view("audit", func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketAudit).Cursor()
-		var start []byte
-		if !q.Since.IsZero() {
-			start = auditKey(q.Since, 0)
-		}
-		// Walk backwards from the newest so Limit keeps the latest entries.
-		for k, v := c.Last(); k != nil; k, v = c.Prev() {
-			if start != nil && string(k) < string(start) {
-				break
-			}
-			var e approval.AuditEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				re := &RecordError{Bucket: string(bucketAudit), Key: string(k), Err: err}
-				s.noteDamaged(re)
-				skipped = append(skipped, approval.DamagedRecord{Bucket: re.Bucket, Key: fmt.Sprintf("%x", k), Error: err.Error()})
-				continue
-			}
-			if q.Session != "" && e.Session != q.Session {
-				continue
-			}
-			if q.RequestID != "" && e.RequestID != q.RequestID {
-				continue
-			}
-			out = append(out, e)
-			if len(out) >= q.Limit {
-				break
-			}
-		}
-		return nil
-	})
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	if err == nil && len(skipped) > 0 {
-		err = &approval.SkippedError{Records: skipped}
-	}
 	return out, err
 }

@@ -112,7 +112,7 @@ func TestResolveIsCompareAndSet(t *testing.T) {
 	if wins != 1 {
 		t.Fatalf("%d winners", wins)
 	}
-	entries, _ := s.Audit(ctx, approval.AuditQuery{RequestID: "r1"})
+	entries := auditEntries(t, s, approval.AuditQuery{RequestID: "r1"})
 	if len(entries) != 2 {
 		t.Fatalf("%d audit entries, want request + one decision", len(entries))
 	}
@@ -218,7 +218,7 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 	if len(list) != 91 {
 		t.Fatalf("%d pending, want 91", len(list))
 	}
-	entries, _ := s.Audit(ctx, approval.AuditQuery{Limit: 1000})
+	entries := auditEntries(t, s, approval.AuditQuery{Limit: 1000})
 	if len(entries) != 91 {
 		t.Fatalf("%d audit entries, want 91 (a failed write leaves nothing)", len(entries))
 	}
@@ -231,15 +231,15 @@ func TestAuditOrderLimitAndSince(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		s.AppendAudit(ctx, approval.AuditEntry{Time: clock.Add(time.Duration(i) * time.Minute), Event: "x", Session: fmt.Sprint(i % 2), Reason: fmt.Sprint(i)})
 	}
-	all, _ := s.Audit(ctx, approval.AuditQuery{Limit: 3})
+	all := auditEntries(t, s, approval.AuditQuery{Limit: 3})
 	if len(all) != 3 || all[0].Reason != "7" || all[2].Reason != "9" {
 		t.Fatalf("limit keeps the newest, oldest first: %+v", all)
 	}
-	since, _ := s.Audit(ctx, approval.AuditQuery{Since: clock.Add(5 * time.Minute)})
+	since := auditEntries(t, s, approval.AuditQuery{Since: clock.Add(5 * time.Minute)})
 	if len(since) != 5 || since[0].Reason != "5" {
 		t.Fatalf("since: %+v", since)
 	}
-	odd, _ := s.Audit(ctx, approval.AuditQuery{Session: "1"})
+	odd := auditEntries(t, s, approval.AuditQuery{Session: "1"})
 	if len(odd) != 5 {
 		t.Fatalf("session filter: %d", len(odd))
 	}
@@ -305,9 +305,6 @@ func TestPruneKeepsPendingAndTheNewest(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		s.AppendAudit(ctx, approval.AuditEntry{Time: old.Add(time.Duration(i) * time.Second), Event: "old"})
 	}
-	for i := 0; i < 20; i++ {
-		s.AppendAudit(ctx, approval.AuditEntry{Event: "new"})
-	}
 	oldDecided := pending("old1", "s", "f")
 	oldDecided.CreatedAt = old
 	s.Create(ctx, oldDecided, approval.AuditEntry{Time: old})
@@ -316,6 +313,9 @@ func TestPruneKeepsPendingAndTheNewest(t *testing.T) {
 	oldPending.CreatedAt = old
 	oldPending.ExpiresAt = time.Now().Add(time.Hour)
 	s.Create(ctx, oldPending, approval.AuditEntry{Time: old})
+	for i := 0; i < 20; i++ {
+		s.AppendAudit(ctx, approval.AuditEntry{Event: "new"})
+	}
 
 	a, r, err := s.Prune(ctx, time.Now().Add(-24*time.Hour), 15)
 	if err != nil {
@@ -327,7 +327,7 @@ func TestPruneKeepsPendingAndTheNewest(t *testing.T) {
 	if _, err := s.Get(ctx, "old2"); err != nil {
 		t.Fatal("a pending request was pruned")
 	}
-	entries, _ := s.Audit(ctx, approval.AuditQuery{Limit: 1000})
+	entries := auditEntries(t, s, approval.AuditQuery{Limit: 1000})
 	if len(entries) != 15 || a != 38 {
 		t.Fatalf("kept %d entries (pruned %d), want the newest 15", len(entries), a)
 	}

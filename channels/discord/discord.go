@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,44 +23,25 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
 
-	"github.com/approvebot/approvebot/config"
 	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/core/chatops"
 	"github.com/approvebot/approvebot/core/gate"
 	"github.com/approvebot/approvebot/core/render"
+	"github.com/approvebot/approvebot/internal/retry"
+	"github.com/approvebot/approvebot/internal/section"
 )
 
 // Name is the channel's config name.
 const Name = "discord"
-
-// Modes.
-const (
-	ModeGateway = "gateway"
-	ModeHTTP    = "http"
-)
 
 var (
 	_ gate.Channel = (*Channel)(nil)
 	_ gate.Runner  = (*Channel)(nil)
 )
 
-// Options are what New needs besides the config section.
-type Options struct {
-	// Token is the bot token (with or without the "Bot " prefix). Required.
-	Token string
-	// Logger; nil discards.
-	Logger *slog.Logger
-	// HTTPClient supplies the transport and timeout of REST calls; nil uses defaults.
-	HTTPClient *http.Client
-	// Refused is called for every refused press or command (metrics); may be nil.
-	Refused func()
-	// Now is the clock for signature freshness; nil means time.Now.
-	Now func() time.Time
-}
-
 // Channel is the Discord channel. Build it with New.
 type Channel struct {
-	cfg       config.Discord
+	cfg       Config
 	log       *slog.Logger
 	token     string // "Bot …", as discordgo sends it
 	bare      string // without the prefix, for scrubbing
@@ -71,8 +51,10 @@ type Channel struct {
 	approvers chatops.Approvers
 	guilds    map[string]bool
 	listen    map[string]bool
-	refused   func()
 	now       func() time.Time
+	retry     retry.Policy
+	// ackBudget is ackBudget, shorter in tests of the deferred answer.
+	ackBudget time.Duration
 
 	ops     atomic.Pointer[chatops.Ops]
 	waits   atomic.Pointer[chatops.ReasonWaits]
@@ -99,85 +81,42 @@ type healthState struct {
 	lastOK    time.Time
 }
 
-// New builds the channel and its discordgo session (no connection is made until Run).
-func New(cfg config.Discord, opts Options) (*Channel, error) {
-	tok := strings.TrimSpace(opts.Token)
-	if tok == "" {
-		return nil, errors.New("channels.discord: the bot token is empty")
-	}
-	bare := strings.TrimPrefix(tok, "Bot ")
-	if bare == "" || strings.ContainsAny(bare, " \t\r\n") {
-		return nil, errors.New("channels.discord: the bot token is malformed")
-	}
-	if cfg.Mode == "" {
-		cfg.Mode = ModeGateway
-	}
-	if cfg.Mode != ModeGateway && cfg.Mode != ModeHTTP {
-		return nil, fmt.Errorf("channels.discord.mode: want %q or %q, got %q", ModeGateway, ModeHTTP, cfg.Mode)
-	}
-	if cfg.DenyReasonWindow.Duration <= 0 {
-		cfg.DenyReasonWindow.Duration = 60 * time.Second
-	}
-	if cfg.HTTPPath == "" {
-		cfg.HTTPPath = "/discord/interactions"
-	}
-	if len(cfg.Approvers) == 0 {
-		return nil, errors.New("channels.discord.approvers: at least one approver user id is required")
-	}
-	for key, list := range map[string][]string{"channels": cfg.Channels, "approvers": cfg.Approvers, "guilds": cfg.Guilds} {
-		for _, id := range list {
-			if !snowflake(id) {
-				return nil, fmt.Errorf("channels.discord.%s: %q is not a Discord id (digits only)", key, id)
-			}
-		}
-	}
-	if cfg.ApplicationID != "" && !snowflake(cfg.ApplicationID) {
-		return nil, fmt.Errorf("channels.discord.application_id: %q is not a Discord id", cfg.ApplicationID)
-	}
-	for ch, list := range cfg.ChannelApprovers {
-		if !snowflake(ch) {
-			return nil, fmt.Errorf("channels.discord.channel_approvers: %q is not a channel id", ch)
-		}
-		for _, id := range list {
-			if !snowflake(id) {
-				return nil, fmt.Errorf("channels.discord.channel_approvers.%s: %q is not a user id", ch, id)
-			}
-		}
-	}
-	c := &Channel{
-		cfg: cfg, log: opts.Logger, token: "Bot " + bare, bare: bare, refused: opts.Refused, now: opts.Now,
-		approvers: chatops.NewApprovers(cfg.Approvers, cfg.ChannelApprovers),
-		guilds:    set(cfg.Guilds), listen: set(cfg.Channels), appID: cfg.ApplicationID,
-	}
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
-	}
-	c.log = c.log.With("channel", Name)
-	if c.now == nil {
-		c.now = time.Now
-	}
-	if c.refused == nil {
-		c.refused = func() {}
-	}
-	if cfg.PublicKey != "" {
-		k, err := hex.DecodeString(strings.TrimSpace(cfg.PublicKey))
-		if err != nil || len(k) != ed25519.PublicKeySize {
-			return nil, errors.New("channels.discord.public_key: want the application's public key, 64 hex characters")
-		}
-		c.publicKey = ed25519.PublicKey(k)
-	}
-	if cfg.Mode == ModeHTTP && c.publicKey == nil {
-		return nil, errors.New("channels.discord.public_key: required in http mode")
-	}
-	client, err := newHTTPClient(cfg.APIURL, opts.HTTPClient, &c.closed)
+// Backoff of REST calls and gateway connects: 250 ms doubling to 5 s, with jitter.
+const (
+	backoffMin = 250 * time.Millisecond
+	backoffMax = 5 * time.Second
+	// maxAttemptsNoDeadline bounds retries when the context has no deadline.
+	maxAttemptsNoDeadline = 8
+	// rateLimitPad is added to Discord's retry_after.
+	rateLimitPad = 25 * time.Millisecond
+)
+
+// New builds the channel from its section (defaults applied, then validated), its
+// secrets, a logger (nil discards) and the HTTP client whose transport and timeout REST
+// calls use (nil: defaults). It builds the discordgo session but connects nothing: Run does.
+func New(cfg Config, secrets Secrets, logger *slog.Logger, hc *http.Client) (*Channel, error) {
+	cfg, err := section.Ready(cfg, secrets, Config.checkSecrets)
 	if err != nil {
 		return nil, err
 	}
+	bare, _ := secrets.bare()
+	publicKey, _ := cfg.publicKey()
+	apiURL, _ := cfg.apiURL()
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Channel{
+		cfg: cfg, log: logger.With("channel", Name), token: "Bot " + bare, bare: bare, now: time.Now,
+		publicKey: publicKey, approvers: chatops.NewApprovers(cfg.Approvers, cfg.ChannelApprovers),
+		guilds: set(cfg.Guilds), listen: set(cfg.Channels), appID: cfg.ApplicationID,
+		retry:     retry.Policy{Base: backoffMin, Max: backoffMax, MaxAttempts: maxAttemptsNoDeadline, Pad: rateLimitPad},
+		ackBudget: ackBudget,
+	}
 	s, err := discordgo.New(c.token)
 	if err != nil {
-		return nil, errors.New("channels.discord: building the session failed")
+		return nil, errors.New(key + ": building the session failed")
 	}
-	s.Client = client
+	s.Client = newHTTPClient(apiURL, hc, &c.closed)
 	s.Dialer = newDialer(&c.closed)
 	// discordgo logs through the standard logger and, at debug level, prints the identify
 	// packet with the token: keep it silent; the channel logs what matters itself.
@@ -187,32 +126,11 @@ func New(cfg config.Discord, opts Options) (*Channel, error) {
 	s.ShouldRetryOnRateLimit = false
 	s.MaxRestRetries = 0
 	s.Identify.Intents = discordgo.IntentsGuildMessages | discordgo.IntentsDirectMessages
-	if cfg.MessageContent == nil || *cfg.MessageContent {
+	if *cfg.MessageContent {
 		s.Identify.Intents |= discordgo.IntentMessageContent
 	}
 	c.session = s
 	return c, nil
-}
-
-func set(ids []string) map[string]bool {
-	m := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		m[id] = true
-	}
-	return m
-}
-
-// snowflake reports whether s looks like a Discord id: 1 to 20 digits.
-func snowflake(s string) bool {
-	if s == "" || len(s) > 20 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // Name implements gate.Channel.
@@ -220,12 +138,6 @@ func (c *Channel) Name() string { return Name }
 
 // Chats are the configured channel ids.
 func (c *Channel) Chats() []string { return append([]string(nil), c.cfg.Channels...) }
-
-// Mode is "gateway" or "http".
-func (c *Channel) Mode() string { return c.cfg.Mode }
-
-// HTTPPath is where the interactions endpoint is served in http mode.
-func (c *Channel) HTTPPath() string { return c.cfg.HTTPPath }
 
 // Health implements gate.Channel.
 func (c *Channel) Health() gate.Health {
@@ -324,7 +236,7 @@ func (c *Channel) Run(ctx context.Context, r gate.Resolver) error {
 	if !c.running.CompareAndSwap(false, true) {
 		return errors.New("discord: Run called twice")
 	}
-	ops := &chatops.Ops{Channel: Name, Approvers: c.approvers, Resolver: r, Refused: c.refused}
+	ops := &chatops.Ops{Channel: Name, Approvers: c.approvers, Resolver: r}
 	waits := chatops.NewReasonWaits(ops, c.cfg.DenyReasonWindow.Duration)
 	c.ops.Store(ops)
 	c.waits.Store(waits)
@@ -359,19 +271,20 @@ func (c *Channel) Run(ctx context.Context, r gate.Resolver) error {
 	s.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) { c.log.Info("gateway resumed") })
 	s.AddHandler(func(_ *discordgo.Session, e *discordgo.InteractionCreate) {
 		defer c.guard("interaction")
-		if e.Interaction == nil {
+		if e.Interaction == nil || c.closed.Load() {
 			return
 		}
 		c.handleInteraction(ctx, e.Interaction, c.restResponder(e.Interaction))
 	})
 	s.AddHandler(func(_ *discordgo.Session, e *discordgo.MessageCreate) {
 		defer c.guard("message")
-		if e.Message != nil {
+		if e.Message != nil && !c.closed.Load() {
 			c.onMessage(ctx, e.Message)
 		}
 	})
 
-	for attempt := 0; ; attempt++ {
+	connectBackoff := retry.Backoff{Base: 4 * backoffMin, Max: backoffMax}
+	for {
 		err := c.open(ctx)
 		if err == nil {
 			break
@@ -381,19 +294,23 @@ func (c *Channel) Run(ctx context.Context, r gate.Resolver) error {
 		}
 		e := c.failed(classify("gateway connect", err, c.token, c.bare))
 		c.log.Warn("gateway connect failed", "err", e, "hint", gatewayHint(err))
-		t := time.NewTimer(backoff(attempt + 2))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !retry.Sleep(ctx, connectBackoff.Next()) {
 			c.closed.Store(true)
 			return ctx.Err()
-		case <-t.C:
 		}
 	}
 	c.log.Info("gateway connected")
 	<-ctx.Done()
 	c.closed.Store(true)
-	_ = s.Close()
+	// discordgo's Close sends the close frame and then sleeps a second "for Discord to
+	// close the connection": shutdown does not sit through that. Handlers check closed,
+	// so nothing arriving meanwhile is handled after Run returned; and should the
+	// connection drop before Close has it, discordgo must not reconnect (the session's
+	// own lock orders this write before its reconnect's read).
+	s.Lock()
+	s.ShouldReconnectOnError = false
+	s.Unlock()
+	go s.Close()
 	return ctx.Err()
 }
 

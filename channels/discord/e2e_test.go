@@ -46,6 +46,7 @@ type env struct {
 type envOpts struct {
 	server string // extra [server] lines
 	extra  string // extra [channels.discord] lines
+	window string // deny_reason_window (default 3s)
 	fake   *discordtest.Server
 	dir    string
 }
@@ -60,15 +61,11 @@ func startEnv(t *testing.T, o envOpts) *env {
 	if server == "" {
 		server = `approval_timeout = "60s"`
 	}
-	cfg := fmt.Sprintf(`[channels.discord]
-token_env = "TEST_DISCORD_TOKEN"
-api_url = %q
-channels = [%q, %q]
-guilds = [%q]
-approvers = [%q, %q]
-deny_reason_window = "3s"
-%s
-`, fake.URL, chanA, chanB, guild, approver.ID, approver2.ID, o.extra)
+	window := o.window
+	if window == "" {
+		window = "3s"
+	}
+	cfg := configFor(fake, fmt.Sprintf("deny_reason_window = %q\n%s", window, o.extra))
 	srv := testserver.Start(t, testserver.Options{Server: server, Config: cfg, Env: []string{"TEST_DISCORD_TOKEN=" + botToken}, Dir: o.dir})
 	e := &env{t: t, fake: fake, srv: srv}
 	if !strings.Contains(o.extra, `mode = "http"`) {
@@ -187,6 +184,23 @@ func (e *env) waitResolved(id, want string) {
 	})
 }
 
+// botAnswer waits for the bot's answer to message msg in channel and returns it: the bot
+// answers every command it reads, after the decision (or the refusal) is made.
+func (e *env) botAnswer(channel, msg string) discordtest.Message {
+	e.t.Helper()
+	var answer discordtest.Message
+	e.fake.Wait(e.t, 10*time.Second, "the bot's answer to "+msg, func() bool {
+		for _, x := range e.fake.Messages(channel) {
+			if x.Bot && x.ReplyTo == msg {
+				answer = x
+				return true
+			}
+		}
+		return false
+	})
+	return answer
+}
+
 func button(action, id string) string { return "ab1:" + action + ":" + id }
 
 func (e *env) audit(id string) []map[string]any {
@@ -231,6 +245,7 @@ func mustEphemeral(t *testing.T, r discordtest.Response, want string) {
 }
 
 func TestCardInEachChannelApproverPressAllowsAndEditsEveryCard(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	id := e.ask("s1", "rm -rf ./build")
 	a, b := e.card(chanA, id), e.card(chanB, id)
@@ -283,6 +298,7 @@ func TestCardInEachChannelApproverPressAllowsAndEditsEveryCard(t *testing.T) {
 }
 
 func TestNonApproverPressChangesNothingAndIsAudited(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	id := e.ask("s1", "terraform destroy")
 	a := e.card(chanA, id)
@@ -291,7 +307,7 @@ func TestNonApproverPressChangesNothingAndIsAudited(t *testing.T) {
 		in := e.fake.Press(t, chanA, a.ID, stranger, button(action, id))
 		mustEphemeral(t, responses(t, e.fake, in, 1)[0], "not an approver")
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Each refusal was answered after chatops refused it: nothing is still in flight.
 	if m := e.get(id); m["state"] != "pending" {
 		t.Fatalf("a stranger's press changed the request: %v", m)
 	}
@@ -326,6 +342,7 @@ func TestNonApproverPressChangesNothingAndIsAudited(t *testing.T) {
 }
 
 func TestDenyModalReasonReachesAgent(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	id := e.ask("s1", "rm -rf /srv/data")
 	a := e.card(chanA, id)
@@ -355,7 +372,8 @@ func TestDenyModalReasonReachesAgent(t *testing.T) {
 }
 
 func TestDenyWithoutReasonAfterWindow(t *testing.T) {
-	e := startEnv(t, envOpts{})
+	t.Parallel()
+	e := startEnv(t, envOpts{window: "1s"})
 	id := e.ask("s1", "dropdb prod")
 	a := e.card(chanA, id)
 	in := e.fake.Press(t, chanA, a.ID, approver, button("deny", id))
@@ -379,6 +397,7 @@ func TestDenyWithoutReasonAfterWindow(t *testing.T) {
 }
 
 func TestSlashCommandsFIFOAndTargeted(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	var ids []string
 	for i := range 3 {
@@ -438,6 +457,7 @@ func TestSlashCommandsFIFOAndTargeted(t *testing.T) {
 }
 
 func TestReplyToCardTargetsThatCard(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	first := e.ask("s1", "kubectl delete ns a")
 	time.Sleep(20 * time.Millisecond)
@@ -453,23 +473,16 @@ func TestReplyToCardTargetsThatCard(t *testing.T) {
 		t.Fatalf("the reply decided the oldest request instead: %v", s)
 	}
 	// The bot answers the reply in the channel, quietly.
-	var answer discordtest.Message
-	e.fake.Wait(t, 10*time.Second, "the bot's answer to the reply", func() bool {
-		for _, x := range e.fake.Messages(chanA) {
-			if x.Bot && x.ReplyTo == msg {
-				answer = x
-				return true
-			}
-		}
-		return false
-	})
+	answer := e.botAnswer(chanA, msg)
 	if !strings.Contains(answer.Content, "Allowed") || answer.Flags&discordtest.FlagSuppressNotifications == 0 {
 		t.Errorf("answer to the reply = %+v", answer)
 	}
 	// A reply to the resolved card does not fall through to the oldest request.
 	e.waitResolved(second, "Allowed once")
-	e.fake.Say(t, chanA, approver, "/approve", c2.ID)
-	time.Sleep(time.Second)
+	late := e.fake.Say(t, chanA, approver, "/approve", c2.ID)
+	if a := e.botAnswer(chanA, late); !strings.Contains(a.Content, "not a request waiting") {
+		t.Errorf("answer to a reply to a resolved card = %q", a.Content)
+	}
 	if s := e.get(first); s["state"] != "pending" {
 		t.Fatalf("a reply to a resolved card decided another request: %v", s)
 	}
@@ -483,15 +496,17 @@ func TestReplyToCardTargetsThatCard(t *testing.T) {
 	// A stranger's reply changes nothing.
 	third := e.ask("s1", "kubectl delete ns c")
 	c3 := e.card(chanA, third)
-	e.fake.Say(t, chanA, stranger, "/approve", c3.ID)
-	time.Sleep(time.Second)
+	if a := e.botAnswer(chanA, e.fake.Say(t, chanA, stranger, "/approve", c3.ID)); !strings.Contains(a.Content, "not an approver") {
+		t.Errorf("answer to a stranger's reply = %q", a.Content)
+	}
 	if s := e.get(third); s["state"] != "pending" {
 		t.Fatalf("a stranger's reply decided: %v", s)
 	}
 }
 
 func TestTimeoutAndCancelEditTheCard(t *testing.T) {
-	e := startEnv(t, envOpts{server: `approval_timeout = "3s"`})
+	t.Parallel()
+	e := startEnv(t, envOpts{server: `approval_timeout = "1s"`})
 	id := e.ask("s1", "shutdown -h now")
 	e.card(chanA, id)
 	e.card(chanB, id)
@@ -501,12 +516,13 @@ func TestTimeoutAndCancelEditTheCard(t *testing.T) {
 	}
 	e.waitResolved(id, "Expired")
 
+	// Cancelled at once, well inside the timeout; the cards are edited whenever they land.
 	id2 := e.ask("s1", "shutdown -r now")
-	a := e.card(chanA, id2)
-	e.card(chanB, id2)
 	if code, _ := e.srv.Do(t, "DELETE", "/v1/requests/"+id2, agentTok, nil); code != 200 {
 		t.Fatalf("cancel: %d", code)
 	}
+	a := e.card(chanA, id2)
+	e.card(chanB, id2)
 	e.waitResolved(id2, "Cancelled")
 	// A press on the cancelled card (a stale client) changes nothing.
 	in := e.fake.PressStale(t, chanA, a.ID, approver, button("once", id2))
@@ -517,11 +533,12 @@ func TestTimeoutAndCancelEditTheCard(t *testing.T) {
 }
 
 func TestKillAndRestartWithALiveCard(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	id := e.ask("s1", "git push --force")
 	a := e.card(chanA, id)
 	e.card(chanB, id)
-	time.Sleep(300 * time.Millisecond) // the cards' references reach the store
+	e.srv.WaitCards(t, id, 2)
 	e.srv.Kill()
 	e.fake.Wait(t, 10*time.Second, "the gateway to drop", func() bool { return !e.fake.Connected() })
 	before := e.fake.Identifies()
@@ -543,14 +560,16 @@ func TestKillAndRestartWithALiveCard(t *testing.T) {
 }
 
 func TestRestartAfterDeadlineMarksCardExpired(t *testing.T) {
-	e := startEnv(t, envOpts{server: `approval_timeout = "3s"`})
+	t.Parallel()
+	e := startEnv(t, envOpts{server: `approval_timeout = "2s"`})
 	id := e.ask("s1", "rm -rf ./.cache")
 	a := e.card(chanA, id)
 	e.card(chanB, id)
-	time.Sleep(300 * time.Millisecond) // the cards' references reach the store
+	e.srv.WaitCards(t, id, 2)
+	deadline := e.srv.ExpiresAt(t, id)
 	e.srv.Kill()
-	time.Sleep(3500 * time.Millisecond)
-	srv2 := testserver.Start(t, testserver.Options{Dir: e.srv.Dir, Server: `approval_timeout = "3s"`,
+	testserver.SleepUntil(deadline) // the deadline passes while approvebot is down
+	srv2 := testserver.Start(t, testserver.Options{Dir: e.srv.Dir, Server: `approval_timeout = "2s"`,
 		Config: configFor(e.fake, ""), Env: []string{"TEST_DISCORD_TOKEN=" + botToken}})
 	e.srv = srv2
 	e.waitResolved(id, "Expired")
@@ -562,6 +581,7 @@ func TestRestartAfterDeadlineMarksCardExpired(t *testing.T) {
 	mustEphemeral(t, responses(t, e.fake, in, 1)[0], "expired")
 }
 
+// configFor is the [channels.discord] section for the fake, plus extra lines.
 func configFor(f *discordtest.Server, extra string) string {
 	return fmt.Sprintf(`[channels.discord]
 token_env = "TEST_DISCORD_TOKEN"
@@ -569,14 +589,14 @@ api_url = %q
 channels = [%q, %q]
 guilds = [%q]
 approvers = [%q, %q]
-deny_reason_window = "3s"
 %s
 `, f.URL, chanA, chanB, guild, approver.ID, approver2.ID, extra)
 }
 
 func TestRateLimitStormDelaysButLosesNothing(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
-	e.fake.RateLimit(12, 250*time.Millisecond, "/messages")
+	e.fake.RateLimit(12, 100*time.Millisecond, "/messages")
 	var ids []string
 	for i := range 3 {
 		ids = append(ids, e.ask("s1", fmt.Sprintf("helm uninstall app-%d", i)))
@@ -597,7 +617,7 @@ func TestRateLimitStormDelaysButLosesNothing(t *testing.T) {
 		}
 	}
 	// Edits under a storm also get through.
-	e.fake.RateLimit(8, 250*time.Millisecond, "/messages")
+	e.fake.RateLimit(8, 100*time.Millisecond, "/messages")
 	for _, id := range ids {
 		in := e.fake.Press(t, chanA, e.card(chanA, id).ID, approver, button("once", id))
 		if r := responses(t, e.fake, in, 1)[0]; r.Type != 7 {
@@ -613,6 +633,7 @@ func TestRateLimitStormDelaysButLosesNothing(t *testing.T) {
 }
 
 func TestGatewayDisconnectWhilePendingLosesNothing(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	id := e.ask("s1", "aws s3 rb s3://prod --force")
 	a := e.card(chanA, id)
@@ -640,6 +661,7 @@ func TestGatewayDisconnectWhilePendingLosesNothing(t *testing.T) {
 }
 
 func TestEveryoneMentionIsNotLive(t *testing.T) {
+	t.Parallel()
 	e := startEnv(t, envOpts{})
 	id := e.ask("s1", "notify-team @everyone @here <@700000000000000001> <@&123456789012345678> [click](https://evil.example)")
 	for _, ch := range []string{chanA, chanB} {
@@ -676,6 +698,7 @@ func sign(priv ed25519.PrivateKey, ts string, body []byte) string {
 }
 
 func TestHTTPInteractionsEndpoint(t *testing.T) {
+	t.Parallel()
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -747,4 +770,44 @@ func TestHTTPInteractionsEndpoint(t *testing.T) {
 		t.Fatalf("decision: %v", m)
 	}
 	e.waitResolved(id, "Allowed once")
+}
+
+// healthOf is the discord entry of /healthz.
+func healthOf(t *testing.T, s *testserver.Server) map[string]any {
+	t.Helper()
+	_, h := s.JSON(t, "GET", "/healthz", "", nil)
+	ch, _ := h["channels"].(map[string]any)["discord"].(map[string]any)
+	return ch
+}
+
+// Connection losses run in the binary: discordgo races with itself (a heartbeat's log
+// call against its reconnect), which the race detector would pin on a test process.
+func TestHealthFollowsTheGateway(t *testing.T) {
+	t.Parallel()
+	e := startEnv(t, envOpts{})
+	testserver.Eventually(t, 10*time.Second, "a healthy channel", func() bool { return healthOf(t, e.srv)["ok"] == true })
+	// Discord goes away for good: the channel reports it.
+	e.fake.Close()
+	testserver.Eventually(t, 20*time.Second, "the channel to notice", func() bool {
+		h := healthOf(t, e.srv)
+		return h["ok"] == false && h["detail"] == "gateway not connected"
+	})
+}
+
+func TestDisallowedIntentIsExplained(t *testing.T) {
+	t.Parallel()
+	fake := discordtest.Start(t, discordtest.Options{Token: botToken, NoMessageContent: true, Channels: map[string]string{chanA: guild}})
+	env := []string{"TEST_DISCORD_TOKEN=" + botToken}
+	s := testserver.Start(t, testserver.Options{Config: configFor(fake, ""), Env: env})
+	testserver.Eventually(t, 20*time.Second, "the hint in the logs", func() bool {
+		return strings.Contains(s.Logs(), "message_content = false")
+	})
+	if h := healthOf(t, s); h["ok"] != false {
+		t.Fatalf("health = %v", h)
+	}
+	s.Kill()
+	// With message_content = false the same bot connects.
+	s2 := testserver.Start(t, testserver.Options{Config: configFor(fake, "message_content = false"), Env: env})
+	fake.Wait(t, 20*time.Second, "a connection without the intent", fake.Connected)
+	testserver.Eventually(t, 10*time.Second, "a healthy channel", func() bool { return healthOf(t, s2)["ok"] == true })
 }

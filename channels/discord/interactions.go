@@ -160,7 +160,7 @@ func (c *Channel) within(ctx context.Context, i *discordgo.Interaction, respond 
 		}()
 		done <- work(wctx)
 	}()
-	t := time.NewTimer(ackBudget)
+	t := time.NewTimer(c.ackBudget)
 	defer t.Stop()
 	select {
 	case rep := <-done:
@@ -337,7 +337,7 @@ func (c *Channel) placeAllowed(guildID, chat string) bool {
 }
 
 func (c *Channel) refuse(ctx context.Context, r gate.Resolver, chat string, actor chatops.Actor, id, what string) {
-	c.refused()
+	chatops.CounterOf(r).Refused(Name)
 	r.Audit(ctx, approval.AuditEntry{
 		Event: approval.EventUnauthorized, RequestID: id, Channel: Name,
 		Actor: Name + ":" + actor.ID + " chat " + chat, Reason: what,
@@ -369,8 +369,8 @@ func (c *Channel) press(ctx context.Context, ops *chatops.Ops, waits *chatops.Re
 	switch action {
 	case render.ActionDetails:
 		a := ops.Press(ctx, chat, msg, actor, action, id, false)
-		if a.Details == "" {
-			if a.Text == "" {
+		if a.Kind != chatops.KindDetails || a.Details == "" {
+			if a.Kind == chatops.KindDetails {
 				a.Text = "No details for this request."
 			}
 			log.Info("details press answered", "answer", a.Text)
@@ -379,19 +379,19 @@ func (c *Channel) press(ctx context.Context, ops *chatops.Ops, waits *chatops.Re
 		return reply{private: render.DiscordDetails(id, a.Details, "")}
 	case render.ActionDeny:
 		a := ops.Press(ctx, chat, msg, actor, action, id, true)
-		if !a.NeedReason {
+		if a.Kind != chatops.KindNeedReason {
 			log.Info("deny press answered", "answer", a.Text)
 			return privateReply(a.Text)
 		}
 		waits.Start(ctx, waitKey(id, actor.ID), chat, actor, id, func(a chatops.Answer) {
-			if a.Decided {
+			if a.Decided() {
 				c.log.Info("denied without a reason after the window", "request_id", id, "actor", actor.ID)
 			}
 		})
 		return reply{modal: denyModal(id)}
 	}
 	a := ops.Press(ctx, chat, msg, actor, action, id, false)
-	if !a.Decided {
+	if !a.Decided() {
 		log.Info("press answered", "answer", a.Text)
 		return privateReply(a.Text)
 	}
@@ -421,7 +421,7 @@ func (c *Channel) modalSubmit(ctx context.Context, ops *chatops.Ops, waits *chat
 		// request already denied without one answers "already decided".
 		a = ops.Deny(ctx, chat, actor, id, reason)
 	}
-	if !a.Decided {
+	if !a.Decided() {
 		return privateReply(a.Text)
 	}
 	c.log.Info("denied with a reason", "request_id", id, "actor", actor.ID)
@@ -475,7 +475,7 @@ func (c *Channel) slashCommand(ctx context.Context, ops *chatops.Ops, i *discord
 		return privateReply(chatops.TextNotFound)
 	}
 	a := c.command(ctx, ops, i.ChannelID, actor, cmd, "")
-	c.log.Info("command answered", "command", string(cmd.Verb), "actor", actor.ID, "decided", a.Decided)
+	c.log.Info("command answered", "command", string(cmd.Verb), "actor", actor.ID, "decided", a.Decided())
 	return privateReply(a.Text)
 }
 

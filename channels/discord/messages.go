@@ -103,13 +103,13 @@ func (c *Channel) onMessage(ctx context.Context, m *discordgo.Message) {
 	var a chatops.Answer
 	if !c.placeAllowed(m.GuildID, chat) {
 		c.refuse(wctx, ops.Resolver, chat, actor, "", "command from a guild or channel not configured")
-		a.Text = chatops.TextNotApprover
+		a = chatops.NotApprover()
 	} else {
 		// A reply targets exactly the card it replies to; chatops never falls back to the
 		// oldest request when that card is no longer waiting.
 		a = c.command(wctx, ops, chat, actor, cmd, replyTo)
 	}
-	c.log.Info("message command answered", "command", string(cmd.Verb), "actor", actor.ID, "decided", a.Decided)
+	c.log.Info("message command answered", "command", string(cmd.Verb), "actor", actor.ID, "decided", a.Decided())
 	c.replyTo(wctx, chat, m.ID, a.Text)
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
+
+	"github.com/approvebot/approvebot/internal/retry"
 )
 
 // discordHost is the host every discordgo REST endpoint is built on (its Endpoint* variables
@@ -63,17 +64,9 @@ func joinPath(a, b string) string {
 
 var errStopped = errors.New("discord channel stopped")
 
-// newHTTPClient builds the session's client: api_url honoured, a request timeout, and no
-// request after the channel stopped.
-func newHTTPClient(apiURL string, base *http.Client, closed *atomic.Bool) (*http.Client, error) {
-	var u *url.URL
-	if apiURL != "" {
-		p, err := url.Parse(apiURL)
-		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return nil, fmt.Errorf("channels.discord.api_url: %q is not an http(s) URL", apiURL)
-		}
-		u = p
-	}
+// newHTTPClient builds the session's client: api_url (u, nil for Discord's) honoured, a
+// request timeout, and no request after the channel stopped.
+func newHTTPClient(u *url.URL, base *http.Client, closed *atomic.Bool) *http.Client {
 	next := http.RoundTripper(http.DefaultTransport.(*http.Transport).Clone())
 	timeout := 20 * time.Second
 	if base != nil {
@@ -87,7 +80,7 @@ func newHTTPClient(apiURL string, base *http.Client, closed *atomic.Bool) (*http
 	return &http.Client{
 		Transport: &rewriteTransport{base: u, next: next, closed: closed},
 		Timeout:   timeout,
-	}, nil
+	}
 }
 
 // newDialer is the gateway's websocket dialer (gorilla): a private one, never the shared
@@ -219,59 +212,38 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// backoff is the wait before attempt n+1 (n from 0): 250 ms doubling to 5 s, with jitter.
-func backoff(n int) time.Duration {
-	d := 250 * time.Millisecond << min(n, 5)
-	if d > 5*time.Second {
-		d = 5 * time.Second
-	}
-	return d/2 + rand.N(d/2+1)
-}
-
-// maxAttemptsNoDeadline bounds retries when the context has no deadline.
-const maxAttemptsNoDeadline = 8
-
-// call runs one REST call with retries: 429 waits exactly retry_after, 5xx and transport
-// errors back off, and nothing waits past ctx. discordgo's own rate-limit sleep and retry
-// are off (they ignore the context); the call itself runs aside so that a bucket sleep
-// inside discordgo cannot hold the caller past ctx either.
+// call runs one REST call with retries (internal/retry): 429 waits exactly retry_after, 5xx
+// and transport errors back off, and nothing waits past ctx. discordgo's own rate-limit
+// sleep and retry are off (they ignore the context); the call itself runs aside so that a
+// bucket sleep inside discordgo cannot hold the caller past ctx either.
 func (c *Channel) call(ctx context.Context, op string, fn func(opts ...discordgo.RequestOption) ([]byte, error)) ([]byte, error) {
-	var last *apiError
-	for attempt := 0; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			if last == nil {
-				return nil, &apiError{op: op, cause: err}
-			}
-			return nil, c.failed(last)
+	var body []byte
+	err := c.retry.Do(ctx, func(ctx context.Context) error {
+		b, err := c.once(ctx, fn)
+		if err != nil {
+			return classify(op, err, c.token, c.bare)
 		}
-		body, err := c.once(ctx, fn)
-		if err == nil {
-			c.succeeded()
-			return body, nil
+		body = b
+		return nil
+	}, func(err error) retry.Verdict {
+		e := err.(*apiError)
+		v := retry.Verdict{Retry: e.retryable()}
+		if e.rateLimit {
+			v.After = e.retryAfter
 		}
-		last = classify(op, err, c.token, c.bare)
-		if !last.retryable() {
-			return nil, c.failed(last)
-		}
-		_, hasDeadline := ctx.Deadline()
-		if !hasDeadline && attempt+1 >= maxAttemptsNoDeadline {
-			return nil, c.failed(last)
-		}
-		wait := backoff(attempt)
-		if last.rateLimit {
-			wait = last.retryAfter + 25*time.Millisecond
-		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			// Waiting would overrun the caller's deadline: give up now, honestly.
-			return nil, c.failed(last)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-		}
+		return v
+	})
+	if err == nil {
+		c.succeeded()
+		return body, nil
 	}
+	var g *retry.Error
+	if errors.As(err, &g) && g.Last == nil {
+		return nil, &apiError{op: op, cause: g.Ctx}
+	}
+	var last *apiError
+	errors.As(err, &last)
+	return nil, c.failed(last)
 }
 
 func isContextErr(err error) bool {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -15,6 +14,8 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/approvebot/approvebot/core/approval"
+	"github.com/approvebot/approvebot/core/chatops"
+	"github.com/approvebot/approvebot/internal/inbound"
 )
 
 const (
@@ -25,27 +26,23 @@ const (
 	SignatureWindow = 5 * time.Minute
 )
 
-// Handler serves the HTTP interactions endpoint (mode = "http"): Ed25519 signature over
-// timestamp and body, a freshness window and a body cap, checked before anything is
-// parsed. A bad signature is answered 401 and audited.
-func (c *Channel) Handler() http.Handler {
-	return http.HandlerFunc(c.serveInteraction)
+// HTTPHandler is what the channel serves on the API listener: in http mode, the
+// interactions endpoint at http_path (Ed25519 signature over timestamp and body, a
+// freshness window and a body cap, checked before anything is parsed; a bad signature is
+// answered 401 and audited); in gateway mode nothing ("", nil).
+func (c *Channel) HTTPHandler() (string, http.Handler) {
+	if c.cfg.Mode != ModeHTTP {
+		return "", nil
+	}
+	return c.cfg.HTTPPath, http.HandlerFunc(c.serveInteraction)
 }
 
 func (c *Channel) serveInteraction(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	if !inbound.Post(w, r) {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxInteractionBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "bad body", http.StatusBadRequest)
+	body, ok := inbound.Body(w, r, MaxInteractionBody)
+	if !ok {
 		return
 	}
 	if !c.verify(r.Header, body) {
@@ -122,10 +119,14 @@ func (c *Channel) verify(h http.Header, body []byte) bool {
 	return ed25519.Verify(c.publicKey, msg, sig)
 }
 
-// badSignature audits a rejected interaction, at most once a second (an attacker cannot
-// flood the audit trail); the skipped count goes into the next entry.
+// badSignature counts every rejected interaction and audits one at most once a second (an
+// attacker cannot flood the audit trail); the skipped count goes into the next entry.
+// Before Run there is no resolver to count or audit with.
 func (c *Channel) badSignature(r *http.Request) {
-	c.refused()
+	ops := c.ops.Load()
+	if ops != nil {
+		chatops.CounterOf(ops.Resolver).Refused(Name)
+	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
@@ -145,7 +146,7 @@ func (c *Channel) badSignature(r *http.Request) {
 		reason += " (and " + strconv.Itoa(skipped) + " more since the last entry)"
 	}
 	c.log.Warn("rejected an interaction with a bad signature", "remote", host)
-	if ops := c.ops.Load(); ops != nil {
+	if ops != nil {
 		ops.Resolver.Audit(context.WithoutCancel(r.Context()), approval.AuditEntry{
 			Event: approval.EventUnauthorized, Channel: Name, Actor: "http " + host, Reason: reason,
 		})

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/url"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	slackgo "github.com/slack-go/slack"
 
 	"github.com/approvebot/approvebot/core/render"
+	"github.com/approvebot/approvebot/internal/retry"
 )
 
 // Error codes that mean the token or the app is unusable: the channel stops, loudly,
@@ -109,44 +109,37 @@ func (e *CallError) Error() string { return "slack " + e.Method + ": " + e.msg }
 // Unwrap gives the underlying error, for errors.Is and errors.As.
 func (e *CallError) Unwrap() error { return e.err }
 
-// call runs f until it succeeds, fails for good, or ctx ends. 429 waits what Retry-After
-// says; 5xx and transport errors back off exponentially with jitter. A wait that would pass
-// ctx's deadline gives up at once, so the gate can fall back instead of waiting in vain.
+// call runs f until it succeeds, fails for good, or ctx ends (internal/retry): 429 waits
+// what Retry-After says; 5xx and transport errors back off. A wait that would pass ctx's
+// deadline gives up at once, so the gate can fall back instead of waiting in vain.
 func (c *Channel) call(ctx context.Context, method string, f func(context.Context) error) error {
-	backoff := c.cfg.RetryBase
-	var last error
-	for attempt := 1; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			if last == nil {
-				last = err
-			}
-			return c.giveUp(method, last, fmt.Sprintf("gave up after %d attempt(s): %v", attempt-1, err))
-		}
-		err := f(ctx)
-		if err == nil {
-			c.health.ok()
-			return nil
-		}
-		last = err
-		wait, again := retryable(err)
-		if !again {
-			return c.giveUp(method, err, "")
-		}
-		if wait <= 0 {
-			wait = backoff/2 + rand.N(backoff/2+1)
-			backoff = min(2*backoff, c.cfg.RetryMax)
-		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			return c.giveUp(method, err, fmt.Sprintf("%s; retrying in %s would pass the deadline", c.scrub(err.Error()), wait.Round(time.Millisecond)))
-		}
+	p := c.retry
+	p.OnRetry = func(attempt int, err error, wait time.Duration) {
 		c.log.Debug("slack call will be retried", "method", method, "attempt", attempt, "wait", wait, "err", c.scrub(err.Error()))
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-		}
 	}
+	err := p.Do(ctx, f, func(err error) retry.Verdict {
+		wait, again := retryable(err)
+		return retry.Verdict{Retry: again, After: wait}
+	})
+	if err == nil {
+		c.health.ok()
+		return nil
+	}
+	var g *retry.Error
+	if !errors.As(err, &g) {
+		return c.giveUp(method, err, "")
+	}
+	last, msg := g.Last, ""
+	switch g.Reason {
+	case retry.Ended:
+		if last == nil {
+			last = g.Ctx
+		}
+		msg = fmt.Sprintf("gave up after %d attempt(s): %v", g.Attempts, g.Ctx)
+	case retry.Deadline:
+		msg = fmt.Sprintf("%s; retrying in %s would pass the deadline", c.scrub(last.Error()), g.Wait.Round(time.Millisecond))
+	}
+	return c.giveUp(method, last, msg)
 }
 
 func (c *Channel) giveUp(method string, err error, msg string) error {
@@ -165,7 +158,7 @@ func (c *Channel) giveUp(method string, err error, msg string) error {
 
 // scrub removes every secret from s.
 func (c *Channel) scrub(s string) string {
-	for _, secret := range []string{c.cfg.BotToken, c.cfg.AppToken, c.cfg.SigningSecret} {
+	for _, secret := range []string{c.secrets.BotToken, c.secrets.AppToken, c.secrets.SigningSecret} {
 		if len(secret) >= 8 {
 			s = strings.ReplaceAll(s, secret, "[redacted]")
 		}

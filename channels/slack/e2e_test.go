@@ -1,7 +1,7 @@
 package slack_test
 
 // End-to-end tests: the real `approvebot serve` binary (internal/testserver) talks to the
-// Slack fake (fakeslack) on 127.0.0.1; the tests play the agent over the HTTP API and the
+// Slack fake (slacktest) on 127.0.0.1; the tests play the agent over the HTTP API and the
 // humans through the fake, and assert exact outcomes.
 
 import (
@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/approvebot/approvebot/channels/slack/fakeslack"
+	"github.com/approvebot/approvebot/channels/slack/slacktest"
 	"github.com/approvebot/approvebot/core/render"
 	"github.com/approvebot/approvebot/internal/testserver"
 )
@@ -33,16 +33,16 @@ const (
 )
 
 var (
-	alice      = fakeslack.User{ID: "U0ALICE", Team: team, Name: "alice"}
-	bob        = fakeslack.User{ID: "U0BOB", Team: team, Name: "bob"}
-	mallory    = fakeslack.User{ID: "U0MALLORY", Team: team, Name: "mallory"}
-	aliceElse  = fakeslack.User{ID: "U0ALICE", Team: "T0OTHER", Name: "alice"} // same user id, other workspace
+	alice      = slacktest.User{ID: "U0ALICE", Team: team, Name: "alice"}
+	bob        = slacktest.User{ID: "U0BOB", Team: team, Name: "bob"}
+	mallory    = slacktest.User{ID: "U0MALLORY", Team: team, Name: "mallory"}
+	aliceElse  = slacktest.User{ID: "U0ALICE", Team: "T0OTHER", Name: "alice"} // same user id, other workspace
 	secretVals = []string{botToken, appToken, signingSecret}
 )
 
 type env struct {
 	t    *testing.T
-	fake *fakeslack.Server
+	fake *slacktest.Server
 	srv  *testserver.Server
 	opts testserver.Options
 }
@@ -51,11 +51,12 @@ type setup struct {
 	server string // extra [server] lines
 	mode   string // "socket" (default) or "http"
 	extra  string // extra [channels.slack] lines
+	window string // deny_reason_window (default 3s)
 }
 
 func start(t *testing.T, s setup) *env {
 	t.Helper()
-	fake, err := fakeslack.New(fakeslack.Options{
+	fake, err := slacktest.New(slacktest.Options{
 		BotToken: botToken, AppToken: appToken, TeamID: team, Channels: []string{chan1, chan2},
 		SigningSecret: signingSecret, PingInterval: time.Second,
 	})
@@ -67,14 +68,18 @@ func start(t *testing.T, s setup) *env {
 	if mode == "" {
 		mode = "socket"
 	}
+	window := s.window
+	if window == "" {
+		window = "3s"
+	}
 	cfg := fmt.Sprintf(`[channels.slack]
 api_url = %q
 mode = %q
 channels = [%q, %q]
 approvers = ["U0ALICE", "T0FAKE:U0BOB"]
-deny_reason_window = "3s"
+deny_reason_window = %q
 %s
-`, fake.APIURL(), mode, chan1, chan2, s.extra)
+`, fake.APIURL(), mode, chan1, chan2, window, s.extra)
 	server := s.server
 	if server == "" {
 		server = `approval_timeout = "60s"`
@@ -185,8 +190,8 @@ func (e *env) answer(a *asked) map[string]any {
 	select {
 	case <-a.done:
 	case <-time.After(40 * time.Second):
-		var all []fakeslack.Ephemeral
-		e.fake.Do(func(st *fakeslack.State) { all = st.Ephemerals("") })
+		var all []slacktest.Ephemeral
+		e.fake.Do(func(st *slacktest.State) { all = st.Ephemerals("") })
 		e.t.Fatalf("the agent never got an answer for %s; private answers: %+v", a.id, all)
 	}
 	a.mu.Lock()
@@ -215,12 +220,12 @@ func (e *env) poll(id string) map[string]any {
 }
 
 // card waits for the card of request id in channel and returns it.
-func (e *env) card(channel, id string) fakeslack.Message {
+func (e *env) card(channel, id string) slacktest.Message {
 	e.t.Helper()
-	var got fakeslack.Message
-	err := e.fake.Wait(e.ctx(), func(st *fakeslack.State) bool {
+	var got slacktest.Message
+	err := e.fake.Wait(e.ctx(), func(st *slacktest.State) bool {
 		for _, m := range st.Messages(channel) {
-			for _, b := range fakeslack.Buttons(m.Versions[0]) {
+			for _, b := range slacktest.Buttons(m.Versions[0]) {
 				if strings.HasSuffix(b.ActionID, ":"+id) {
 					got = m
 					return true
@@ -236,13 +241,13 @@ func (e *env) card(channel, id string) fakeslack.Message {
 }
 
 // resolved waits until the card (channel, ts) was edited and has no buttons, and returns it.
-func (e *env) resolved(channel, ts string) fakeslack.Message {
+func (e *env) resolved(channel, ts string) slacktest.Message {
 	e.t.Helper()
-	var got fakeslack.Message
-	err := e.fake.Wait(e.ctx(), func(st *fakeslack.State) bool {
+	var got slacktest.Message
+	err := e.fake.Wait(e.ctx(), func(st *slacktest.State) bool {
 		m, ok := st.Message(channel, ts)
 		got = m
-		return ok && m.Updates > 0 && len(fakeslack.Buttons(m.Blocks)) == 0
+		return ok && m.Updates > 0 && len(slacktest.Buttons(m.Blocks)) == 0
 	})
 	if err != nil {
 		e.t.Fatalf("card %s/%s was never resolved (updates %d, blocks %s)", channel, ts, got.Updates, got.Blocks)
@@ -251,10 +256,10 @@ func (e *env) resolved(channel, ts string) fakeslack.Message {
 }
 
 // ephemeral waits for a private answer to user containing text.
-func (e *env) ephemeral(user, text string) fakeslack.Ephemeral {
+func (e *env) ephemeral(user, text string) slacktest.Ephemeral {
 	e.t.Helper()
-	var got fakeslack.Ephemeral
-	err := e.fake.Wait(e.ctx(), func(st *fakeslack.State) bool {
+	var got slacktest.Ephemeral
+	err := e.fake.Wait(e.ctx(), func(st *slacktest.State) bool {
 		for _, m := range st.Ephemerals(user) {
 			if strings.Contains(m.Text, text) {
 				got = m
@@ -264,8 +269,8 @@ func (e *env) ephemeral(user, text string) fakeslack.Ephemeral {
 		return false
 	})
 	if err != nil {
-		var all []fakeslack.Ephemeral
-		e.fake.Do(func(st *fakeslack.State) { all = st.Ephemerals("") })
+		var all []slacktest.Ephemeral
+		e.fake.Do(func(st *slacktest.State) { all = st.Ephemerals("") })
 		e.t.Fatalf("no private answer to %s containing %q; got %+v", user, text, all)
 	}
 	return got
@@ -293,22 +298,23 @@ func mustState(t *testing.T, m map[string]any, state, outcome string) {
 }
 
 func TestCardToEveryChannelAndApproverPressAllows(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{})
 	a := e.ask("rm -rf ./build-e2e-1")
 	c1, c2 := e.card(chan1, a.id), e.card(chan2, a.id)
-	for _, c := range []fakeslack.Message{c1, c2} {
+	for _, c := range []slacktest.Message{c1, c2} {
 		if c.Params.Get("parse") != "none" || c.Params.Get("link_names") != "false" || c.Params.Get("unfurl_links") != "false" {
 			t.Errorf("card posted without parse=none/link_names=false/unfurl_links=false: %v", c.Params)
 		}
 		var acts []string
-		for _, b := range fakeslack.Buttons(c.Blocks) {
+		for _, b := range slacktest.Buttons(c.Blocks) {
 			acts = append(acts, b.ActionID)
 		}
 		want := []string{action(render.ActionAllowOnce, a.id), action(render.ActionAllowSession, a.id), action(render.ActionDeny, a.id)}
 		if strings.Join(acts, ",") != strings.Join(want, ",") {
 			t.Errorf("buttons %v, want %v", acts, want)
 		}
-		if !strings.Contains(fakeslack.BlockText(c.Blocks), "rm -rf ./build-e2e-1") {
+		if !strings.Contains(slacktest.BlockText(c.Blocks), "rm -rf ./build-e2e-1") {
 			t.Errorf("card does not show the action: %s", c.Blocks)
 		}
 	}
@@ -320,15 +326,15 @@ func TestCardToEveryChannelAndApproverPressAllows(t *testing.T) {
 	if got["allowed"] != true || !strings.Contains(str(got, "decided_by"), "slack:T0FAKE:U0ALICE") {
 		t.Fatalf("agent answer %v", got)
 	}
-	for _, c := range []fakeslack.Message{c1, c2} {
+	for _, c := range []slacktest.Message{c1, c2} {
 		r := e.resolved(c.Channel, c.TS)
-		text := fakeslack.BlockText(r.Blocks)
+		text := slacktest.BlockText(r.Blocks)
 		if !strings.Contains(text, "Allowed once") || !strings.Contains(text, "U0ALICE") || !strings.Contains(text, "rm -rf ./build-e2e-1") {
 			t.Errorf("resolved card %s does not show outcome, decider and action:\n%s", c.Channel, text)
 		}
 	}
 	// Every envelope was acknowledged within Slack's 3 s.
-	e.fake.Do(func(st *fakeslack.State) {
+	e.fake.Do(func(st *slacktest.State) {
 		for id, d := range st.Acks() {
 			if d > time.Second {
 				t.Errorf("envelope %s acknowledged after %s", id, d)
@@ -346,10 +352,11 @@ func TestCardToEveryChannelAndApproverPressAllows(t *testing.T) {
 }
 
 func TestStrangerAndWrongTeamChangeNothing(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{})
 	a := e.ask("rm -rf ./build-e2e-2")
 	c := e.card(chan1, a.id)
-	for _, u := range []fakeslack.User{mallory, aliceElse} {
+	for _, u := range []slacktest.User{mallory, aliceElse} {
 		for _, act := range []render.Action{render.ActionAllowOnce, render.ActionDeny} {
 			if err := e.fake.Press(e.ctx(), u, chan1, c.TS, action(act, a.id)); err != nil {
 				t.Fatal(err)
@@ -364,7 +371,7 @@ func TestStrangerAndWrongTeamChangeNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 4 presses + 1 slash + 1 reply: each answered privately, each audited.
-	err := e.fake.Wait(e.ctx(), func(st *fakeslack.State) bool {
+	err := e.fake.Wait(e.ctx(), func(st *slacktest.State) bool {
 		n := 0
 		for _, m := range st.Ephemerals("") {
 			if m.Text == "You are not an approver here. Nothing was changed." {
@@ -374,8 +381,8 @@ func TestStrangerAndWrongTeamChangeNothing(t *testing.T) {
 		return n == 6
 	})
 	if err != nil {
-		var all []fakeslack.Ephemeral
-		e.fake.Do(func(st *fakeslack.State) { all = st.Ephemerals("") })
+		var all []slacktest.Ephemeral
+		e.fake.Do(func(st *slacktest.State) { all = st.Ephemerals("") })
 		t.Fatalf("want 6 refusals, got %+v", all)
 	}
 	g := e.get(a.id)
@@ -397,7 +404,7 @@ func TestStrangerAndWrongTeamChangeNothing(t *testing.T) {
 			t.Errorf("no audit entry names %s: %v", who, actors)
 		}
 	}
-	e.fake.Do(func(st *fakeslack.State) {
+	e.fake.Do(func(st *slacktest.State) {
 		m, _ := st.Message(chan1, c.TS)
 		if m.Updates != 0 || len(st.Views()) != 0 {
 			t.Errorf("a stranger's press edited the card (%d) or opened a modal (%d)", m.Updates, len(st.Views()))
@@ -411,14 +418,15 @@ func TestStrangerAndWrongTeamChangeNothing(t *testing.T) {
 }
 
 func TestDenyModalReasonReachesAgent(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{})
 	a := e.ask("rm -rf ./build-e2e-3")
 	c := e.card(chan1, a.id)
 	if err := e.fake.Press(e.ctx(), bob, chan1, c.TS, action(render.ActionDeny, a.id)); err != nil {
 		t.Fatal(err)
 	}
-	var view fakeslack.View
-	if err := e.fake.Wait(e.ctx(), func(st *fakeslack.State) bool {
+	var view slacktest.View
+	if err := e.fake.Wait(e.ctx(), func(st *slacktest.State) bool {
 		if vs := st.Views(); len(vs) == 1 {
 			view = vs[0]
 			return true
@@ -440,7 +448,7 @@ func TestDenyModalReasonReachesAgent(t *testing.T) {
 	}
 	for _, ch := range []string{chan1, chan2} {
 		cc := e.card(ch, a.id)
-		text := fakeslack.BlockText(e.resolved(ch, cc.TS).Blocks)
+		text := slacktest.BlockText(e.resolved(ch, cc.TS).Blocks)
 		if !strings.Contains(text, "Denied") || !strings.Contains(text, "wrong directory, use /tmp") {
 			t.Errorf("resolved card in %s:\n%s", ch, text)
 		}
@@ -448,7 +456,8 @@ func TestDenyModalReasonReachesAgent(t *testing.T) {
 }
 
 func TestDenyWithoutReason(t *testing.T) {
-	e := start(t, setup{})
+	t.Parallel()
+	e := start(t, setup{window: "2s"})
 	t.Run("window passes", func(t *testing.T) {
 		a := e.ask("rm -rf ./build-e2e-4a")
 		c := e.card(chan1, a.id)
@@ -458,8 +467,8 @@ func TestDenyWithoutReason(t *testing.T) {
 		}
 		got := e.answer(a)
 		mustState(t, got, "denied", "deny")
-		if d := time.Since(start); d < 2500*time.Millisecond {
-			t.Errorf("denied after %s, before the 3s reason window", d)
+		if d := time.Since(start); d < 2*time.Second {
+			t.Errorf("denied after %s, before the 2s reason window", d)
 		}
 		if strings.Contains(str(got, "message"), "The user said") {
 			t.Errorf("a reason appeared from nowhere: %q", str(got, "message"))
@@ -472,8 +481,8 @@ func TestDenyWithoutReason(t *testing.T) {
 		if err := e.fake.Press(e.ctx(), alice, chan1, c.TS, action(render.ActionDeny, a.id)); err != nil {
 			t.Fatal(err)
 		}
-		var view fakeslack.View
-		e.fake.Wait(e.ctx(), func(st *fakeslack.State) bool {
+		var view slacktest.View
+		e.fake.Wait(e.ctx(), func(st *slacktest.State) bool {
 			vs := st.Views()
 			if len(vs) == 2 {
 				view = vs[1]
@@ -485,13 +494,14 @@ func TestDenyWithoutReason(t *testing.T) {
 			t.Fatal(err)
 		}
 		mustState(t, e.answer(a), "denied", "deny")
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("closing the modal took %s to deny", d)
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("closing the modal took %s to deny (the window's doing, not the close's)", d)
 		}
 	})
 }
 
 func TestFIFOApproveAndPending(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{})
 	var reqs []*asked
 	for i := range 3 {
@@ -536,14 +546,15 @@ func TestFIFOApproveAndPending(t *testing.T) {
 }
 
 func TestThreadReplyTargetsThatCard(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{})
 	first := e.ask("rm -rf ./thread-1")
 	e.card(chan1, first.id)
 	second := e.ask("rm -rf ./thread-2")
 	c2 := e.card(chan1, second.id)
-	// A human reads the card before replying; approvebot records the card's ts (what a
-	// thread reply is matched with) right after Slack answers the post.
-	time.Sleep(time.Second)
+	// approvebot records the card's ts (what a thread reply is matched with) right after
+	// Slack answers the post; a human reads the card before replying.
+	e.srv.WaitCards(t, second.id, 1)
 	// Chat in the thread is not a command.
 	if _, err := e.fake.Reply(e.ctx(), alice, chan1, c2.TS, "allow me to look first"); err != nil {
 		t.Fatal(err)
@@ -575,11 +586,12 @@ func TestThreadReplyTargetsThatCard(t *testing.T) {
 }
 
 func TestTimeoutAndCancelEditTheCard(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{server: `approval_timeout = "2s"`})
 	a := e.ask("rm -rf ./timeout")
 	c := e.card(chan1, a.id)
 	mustState(t, e.answer(a), "denied", "timeout")
-	if text := fakeslack.BlockText(e.resolved(chan1, c.TS).Blocks); !strings.Contains(text, "Expired") {
+	if text := slacktest.BlockText(e.resolved(chan1, c.TS).Blocks); !strings.Contains(text, "Expired") {
 		t.Errorf("timed-out card:\n%s", text)
 	}
 	// A press on the expired card is answered privately and changes nothing.
@@ -595,7 +607,7 @@ func TestTimeoutAndCancelEditTheCard(t *testing.T) {
 		t.Fatalf("cancel: %d %v", code, got)
 	}
 	mustState(t, got, "denied", "cancelled")
-	if text := fakeslack.BlockText(e.resolved(chan2, cb.TS).Blocks); !strings.Contains(text, "Cancelled") {
+	if text := slacktest.BlockText(e.resolved(chan2, cb.TS).Blocks); !strings.Contains(text, "Cancelled") {
 		t.Errorf("cancelled card:\n%s", text)
 	}
 
@@ -607,12 +619,13 @@ func TestTimeoutAndCancelEditTheCard(t *testing.T) {
 		t.Fatalf("operator decision: %d %v", code, got)
 	}
 	mustState(t, e.answer(o), "denied", "deny")
-	if text := fakeslack.BlockText(e.resolved(chan1, co.TS).Blocks); !strings.Contains(text, "Denied") || !strings.Contains(text, "not today") || !strings.Contains(text, "operator") {
+	if text := slacktest.BlockText(e.resolved(chan1, co.TS).Blocks); !strings.Contains(text, "Denied") || !strings.Contains(text, "not today") || !strings.Contains(text, "operator") {
 		t.Errorf("card after the operator's decision:\n%s", text)
 	}
 }
 
 func TestKillAndRestartWithLiveCard(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{server: `approval_timeout = "30s"`})
 	a := e.ask("rm -rf ./restart-live")
 	c := e.card(chan1, a.id)
@@ -623,15 +636,16 @@ func TestKillAndRestartWithLiveCard(t *testing.T) {
 	if err := e.fake.Press(e.ctx(), bob, chan1, cb.TS, action(render.ActionDeny, b.id)); err != nil {
 		t.Fatal(err)
 	}
-	var view fakeslack.View
-	e.fake.Wait(e.ctx(), func(st *fakeslack.State) bool {
+	var view slacktest.View
+	e.fake.Wait(e.ctx(), func(st *slacktest.State) bool {
 		vs := st.Views()
 		if len(vs) == 1 {
 			view = vs[0]
 		}
 		return len(vs) == 1
 	})
-	time.Sleep(time.Second) // the posted cards' references reach the store (see the report)
+	e.srv.WaitCards(t, a.id, 2)
+	e.srv.WaitCards(t, b.id, 1)
 	e.srv.Kill()
 	e.srv = e.srv.Restart(t)
 	e.waitReady()
@@ -651,7 +665,7 @@ func TestKillAndRestartWithLiveCard(t *testing.T) {
 	mustState(t, e.poll(a.id), "allowed", "allow_once")
 	e.resolved(chan1, c.TS)
 	e.resolved(chan2, e.card(chan2, a.id).TS)
-	e.fake.Do(func(st *fakeslack.State) {
+	e.fake.Do(func(st *slacktest.State) {
 		if n := len(st.Messages(chan1)); n != 2 {
 			t.Errorf("restart posted a card again: %d messages", n)
 		}
@@ -659,17 +673,19 @@ func TestKillAndRestartWithLiveCard(t *testing.T) {
 }
 
 func TestKillAndRestartAfterDeadline(t *testing.T) {
-	e := start(t, setup{server: `approval_timeout = "3s"`})
+	t.Parallel()
+	e := start(t, setup{server: `approval_timeout = "2s"`})
 	a := e.ask("rm -rf ./restart-expired")
 	c := e.card(chan1, a.id)
 	e.card(chan2, a.id)
-	time.Sleep(time.Second)
+	e.srv.WaitCards(t, a.id, 2)
+	deadline := e.srv.ExpiresAt(t, a.id)
 	e.srv.Kill()
-	time.Sleep(2500 * time.Millisecond)
+	testserver.SleepUntil(deadline) // the deadline passes while approvebot is down
 	e.srv = e.srv.Restart(t)
 	e.waitReady()
 	mustState(t, e.poll(a.id), "denied", "timeout")
-	if text := fakeslack.BlockText(e.resolved(chan1, c.TS).Blocks); !strings.Contains(text, "Expired") {
+	if text := slacktest.BlockText(e.resolved(chan1, c.TS).Blocks); !strings.Contains(text, "Expired") {
 		t.Errorf("card after restart:\n%s", text)
 	}
 	if err := e.fake.PressStale(e.ctx(), alice, chan1, c.TS, action(render.ActionAllowOnce, a.id)); err != nil {
@@ -680,12 +696,13 @@ func TestKillAndRestartAfterDeadline(t *testing.T) {
 }
 
 func TestSocketReconnectLosesNothing(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{})
 	a := e.ask("rm -rf ./reconnect-1")
 	c := e.card(chan1, a.id)
 	// A network failure: the websocket dies without a close frame.
 	e.fake.Drop()
-	if err := e.fake.Wait(e.ctx(), func(st *fakeslack.State) bool { return st.Connects() >= 2 && st.LiveConns() >= 1 }); err != nil {
+	if err := e.fake.Wait(e.ctx(), func(st *slacktest.State) bool { return st.Connects() >= 2 && st.LiveConns() >= 1 }); err != nil {
 		t.Fatalf("no reconnection after a drop:\n%s", e.srv.Logs())
 	}
 	if err := e.fake.Press(e.ctx(), alice, chan1, c.TS, action(render.ActionAllowOnce, a.id)); err != nil {
@@ -708,16 +725,17 @@ func TestSocketReconnectLosesNothing(t *testing.T) {
 }
 
 func TestRateLimitStormLosesNothing(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{})
 	// Every Web API call is rate limited for a while: posts, edits and answers all wait
 	// Retry-After and go through.
-	e.fake.RateLimit("chat.postMessage", 4, 1)
+	e.fake.RateLimit("chat.postMessage", 2, 1)
 	e.fake.ServerError("chat.postMessage", 1, 503)
 	a := e.ask("rm -rf ./storm")
 	c1 := e.card(chan1, a.id)
 	c2 := e.card(chan2, a.id)
-	e.fake.RateLimit("chat.update", 3, 1)
-	e.fake.RateLimit("chat.postEphemeral", 2, 1)
+	e.fake.RateLimit("chat.update", 2, 1)
+	e.fake.RateLimit("chat.postEphemeral", 1, 1)
 	if err := e.fake.Press(e.ctx(), mallory, chan1, c1.TS, action(render.ActionAllowOnce, a.id)); err != nil {
 		t.Fatal(err)
 	}
@@ -728,15 +746,15 @@ func TestRateLimitStormLosesNothing(t *testing.T) {
 	mustState(t, e.answer(a), "allowed", "allow_once")
 	e.resolved(chan1, c1.TS)
 	e.resolved(chan2, c2.TS)
-	e.fake.Do(func(st *fakeslack.State) {
+	e.fake.Do(func(st *slacktest.State) {
 		limited := 0
 		for _, call := range st.Calls("") {
 			if call.Status == 429 {
 				limited++
 			}
 		}
-		if limited != 9 {
-			t.Errorf("want 9 rate-limited calls, got %d", limited)
+		if limited != 5 {
+			t.Errorf("want 5 rate-limited calls, got %d", limited)
 		}
 		if n := len(st.Messages(chan1)) + len(st.Messages(chan2)); n != 2 {
 			t.Errorf("want exactly 2 cards, got %d", n)
@@ -745,6 +763,7 @@ func TestRateLimitStormLosesNothing(t *testing.T) {
 }
 
 func TestHTTPModeSignedPressAndForgedOrStaleRejected(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{mode: "http"})
 	a := e.ask("rm -rf ./http-mode")
 	c := e.card(chan1, a.id)
@@ -753,7 +772,7 @@ func TestHTTPModeSignedPressAndForgedOrStaleRejected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := fakeslack.Encode("interactive", payload)
+	d, err := slacktest.Encode("interactive", payload)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -768,20 +787,20 @@ func TestHTTPModeSignedPressAndForgedOrStaleRejected(t *testing.T) {
 			t.Fatalf("%s: status %d, want %d", name, resp.StatusCode, want)
 		}
 	}
-	forged, _ := fakeslack.SignedRequest(e.ctx(), target, d, "not-the-signing-secret", time.Now())
+	forged, _ := slacktest.SignedRequest(e.ctx(), target, d, "not-the-signing-secret", time.Now())
 	send("forged", forged, 401)
-	stale, _ := fakeslack.SignedRequest(e.ctx(), target, d, signingSecret, time.Now().Add(-6*time.Minute))
+	stale, _ := slacktest.SignedRequest(e.ctx(), target, d, signingSecret, time.Now().Add(-6*time.Minute))
 	send("stale", stale, 401)
 	unsigned, _ := http.NewRequest("POST", target, strings.NewReader(string(d.Body)))
 	unsigned.Header.Set("Content-Type", d.ContentType)
 	send("unsigned", unsigned, 401)
 	// A valid signature over a different body (tampered payload) is forged too.
-	tampered, _ := fakeslack.SignedRequest(e.ctx(), target, d, signingSecret, time.Now())
+	tampered, _ := slacktest.SignedRequest(e.ctx(), target, d, signingSecret, time.Now())
 	tampered.Body = http.NoBody
 	tampered.ContentLength = 0
 	send("tampered", tampered, 401)
-	big := fakeslack.HTTPDelivery{ContentType: d.ContentType, Body: []byte("payload=" + strings.Repeat("x", 300<<10))}
-	huge, _ := fakeslack.SignedRequest(e.ctx(), target, big, signingSecret, time.Now())
+	big := slacktest.HTTPDelivery{ContentType: d.ContentType, Body: []byte("payload=" + strings.Repeat("x", 300<<10))}
+	huge, _ := slacktest.SignedRequest(e.ctx(), target, big, signingSecret, time.Now())
 	send("oversized", huge, 413)
 
 	if g := e.get(a.id); str(g, "state") != "pending" {
@@ -799,7 +818,7 @@ func TestHTTPModeSignedPressAndForgedOrStaleRejected(t *testing.T) {
 		t.Fatalf("want 4 audited rejections, got %d: %v", rejected, m["entries"])
 	}
 	// The genuine, signed press works; replaying it changes nothing.
-	good, _ := fakeslack.SignedRequest(e.ctx(), target, d, signingSecret, time.Now())
+	good, _ := slacktest.SignedRequest(e.ctx(), target, d, signingSecret, time.Now())
 	send("signed", good, 200)
 	mustState(t, e.answer(a), "allowed", "allow_once")
 	e.resolved(chan1, c.TS)
@@ -810,8 +829,8 @@ func TestHTTPModeSignedPressAndForgedOrStaleRejected(t *testing.T) {
 	if err := e.fake.Press(e.ctx(), alice, chan2, cb.TS, action(render.ActionDeny, b.id)); err != nil {
 		t.Fatal(err)
 	}
-	var view fakeslack.View
-	e.fake.Wait(e.ctx(), func(st *fakeslack.State) bool {
+	var view slacktest.View
+	e.fake.Wait(e.ctx(), func(st *slacktest.State) bool {
 		vs := st.Views()
 		if len(vs) == 1 {
 			view = vs[0]
@@ -832,7 +851,8 @@ func TestHTTPModeSignedPressAndForgedOrStaleRejected(t *testing.T) {
 }
 
 func TestFatalAuthErrorStopsTheChannelLoudly(t *testing.T) {
-	fake, err := fakeslack.New(fakeslack.Options{BotToken: botToken, AppToken: appToken, TeamID: team, Channels: []string{chan1}})
+	t.Parallel()
+	fake, err := slacktest.New(slacktest.Options{BotToken: botToken, AppToken: appToken, TeamID: team, Channels: []string{chan1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -854,13 +874,13 @@ func TestFatalAuthErrorStopsTheChannelLoudly(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if !strings.Contains(s.Logs(), "slack channel stopped") {
-		t.Fatalf("no loud stop in the logs; health %v\n%s", h, s.Logs())
-	}
+	testserver.Eventually(t, 10*time.Second, "a loud stop in the logs (health "+fmt.Sprint(h)+")", func() bool {
+		return strings.Contains(s.Logs(), "slack channel stopped")
+	})
 	var opens int
-	fake.Do(func(st *fakeslack.State) { opens = len(st.Calls("apps.connections.open")) })
+	fake.Do(func(st *slacktest.State) { opens = len(st.Calls("apps.connections.open")) })
 	time.Sleep(1500 * time.Millisecond)
-	fake.Do(func(st *fakeslack.State) {
+	fake.Do(func(st *slacktest.State) {
 		if n := len(st.Calls("apps.connections.open")); n != opens || n > 3 {
 			t.Errorf("still looping on apps.connections.open: %d then %d calls", opens, n)
 		}
@@ -879,7 +899,8 @@ func TestFatalAuthErrorStopsTheChannelLoudly(t *testing.T) {
 }
 
 func TestStartupFailsClearlyWithoutTokens(t *testing.T) {
-	fake, err := fakeslack.New(fakeslack.Options{BotToken: botToken, AppToken: appToken, TeamID: team, Channels: []string{chan1}})
+	t.Parallel()
+	fake, err := slacktest.New(slacktest.Options{BotToken: botToken, AppToken: appToken, TeamID: team, Channels: []string{chan1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -927,12 +948,13 @@ func runServe(t *testing.T, channels string, env []string) string {
 }
 
 func TestDetailsPressShowsTheWholeActionPrivately(t *testing.T) {
+	t.Parallel()
 	e := start(t, setup{})
 	long := "rm -rf ./" + strings.Repeat("segment-", 40) + "THE-END"
 	a := e.askMatching(long, long[:60])
 	c := e.card(chan1, a.id)
 	var acts []string
-	for _, b := range fakeslack.Buttons(c.Blocks) {
+	for _, b := range slacktest.Buttons(c.Blocks) {
 		acts = append(acts, b.ActionID)
 	}
 	if !strings.Contains(strings.Join(acts, " "), action(render.ActionDetails, a.id)) {
@@ -945,9 +967,9 @@ func TestDetailsPressShowsTheWholeActionPrivately(t *testing.T) {
 	if err := e.fake.Press(e.ctx(), alice, chan1, c.TS, action(render.ActionDetails, a.id)); err != nil {
 		t.Fatal(err)
 	}
-	err := e.fake.Wait(e.ctx(), func(st *fakeslack.State) bool {
+	err := e.fake.Wait(e.ctx(), func(st *slacktest.State) bool {
 		for _, m := range st.Ephemerals("U0ALICE") {
-			if strings.Contains(fakeslack.BlockText(m.Blocks), "THE-END") {
+			if strings.Contains(slacktest.BlockText(m.Blocks), "THE-END") {
 				return true
 			}
 		}

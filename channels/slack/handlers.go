@@ -92,7 +92,7 @@ func (c *Channel) onInteraction(ctx context.Context, st *runState, cb slackgo.In
 			// answers "already decided" when the window's deny came first).
 			ans = st.ops.Deny(ctx, meta.Chat, who, meta.ID, reason)
 		}
-		if !ans.Decided {
+		if !ans.Decided() {
 			c.ephemeral(ctx, meta.Chat, cb.User.ID, ans.Text)
 		}
 	}
@@ -104,10 +104,10 @@ func waitKey(who chatops.Actor, id string) string { return who.ID + "/" + id }
 func (c *Channel) press(ctx context.Context, st *runState, chat, msg, user string, who chatops.Actor, action render.Action, id, trigger string) {
 	ans := st.ops.Press(ctx, chat, msg, who, action, id, true)
 	switch {
-	case ans.NeedReason:
+	case ans.Kind == chatops.KindNeedReason:
 		key := waitKey(who, id)
 		st.waits.Start(st.ctx, key, chat, who, id, func(a chatops.Answer) {
-			if !a.Decided {
+			if !a.Decided() {
 				c.ephemeral(st.ctx, chat, user, a.Text)
 			}
 		})
@@ -115,17 +115,17 @@ func (c *Channel) press(ctx context.Context, st *runState, chat, msg, user strin
 			c.log.Warn("slack: the deny reason modal could not open; denying without a reason", "request_id", id, "err", err)
 			if a, ok := st.waits.Reason(ctx, key, who, ""); ok {
 				text := a.Text
-				if a.Decided {
+				if a.Decided() {
 					text = textNoModal
 				}
 				c.ephemeral(ctx, chat, user, text)
 			}
 		}
-	case action == render.ActionDetails && ans.Details != "":
+	case ans.Kind == chatops.KindDetails && ans.Details != "":
 		c.details(ctx, chat, user, id, ans.Details)
-	case action == render.ActionDetails:
+	case ans.Kind == chatops.KindDetails:
 		c.ephemeral(ctx, chat, user, nonEmpty(ans.Text, "No more details for this request."))
-	case !ans.Decided:
+	case !ans.Decided():
 		c.ephemeral(ctx, chat, user, ans.Text)
 	}
 }
@@ -315,7 +315,7 @@ func (c *Channel) onEvent(ctx context.Context, st *runState, env eventEnvelope) 
 	// A reply in a card's thread targets that card; chatops refuses (and audits) a stranger
 	// first, and changes nothing when the thread's card is no longer waiting.
 	ans := st.ops.Command(ctx, ev.Channel, who, cmd, ev.ThreadTS)
-	if !ans.Decided {
+	if !ans.Decided() {
 		c.ephemeral(ctx, ev.Channel, ev.User, ans.Text)
 	}
 }

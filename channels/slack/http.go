@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -15,6 +14,8 @@ import (
 	slackgo "github.com/slack-go/slack"
 
 	"github.com/approvebot/approvebot/core/approval"
+	"github.com/approvebot/approvebot/core/chatops"
+	"github.com/approvebot/approvebot/internal/inbound"
 )
 
 // replayWindow is how long a signed request stays valid (Slack's own rule, enforced by
@@ -25,19 +26,11 @@ const replayWindow = 5 * time.Minute
 // verifies the signing secret before reading anything, answers 401 (and audits) a bad or
 // stale signature, and answers 200 at once, doing the work afterwards.
 func (c *Channel) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	if !inbound.Post(w, r) {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, c.cfg.MaxBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "bad request", http.StatusBadRequest)
+	body, ok := inbound.Body(w, r, c.maxBody)
+	if !ok {
 		return
 	}
 	if err := c.verify(r.Header, body); err != nil {
@@ -120,7 +113,7 @@ func (c *Channel) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 // verify checks Slack's v0 signature over the raw body and the 5-minute timestamp window.
 func (c *Channel) verify(h http.Header, body []byte) error {
-	sv, err := slackgo.NewSecretsVerifier(h, c.cfg.SigningSecret)
+	sv, err := slackgo.NewSecretsVerifier(h, c.secrets.SigningSecret)
 	if err != nil {
 		return err
 	}
@@ -130,8 +123,9 @@ func (c *Channel) verify(h http.Header, body []byte) error {
 	return sv.Ensure()
 }
 
-// rejected logs and audits a request that failed verification. Audits are rate limited so a
-// flood of forged requests cannot flood the audit trail (the log counts every one).
+// rejected logs, counts and audits a request that failed verification. Audits are rate
+// limited so a flood of forged requests cannot flood the audit trail (the log and the
+// counter see every one). Before Run there is no resolver to count or audit with.
 func (c *Channel) rejected(r *http.Request, err error) {
 	why := "bad signature"
 	switch {
@@ -142,11 +136,12 @@ func (c *Channel) rejected(r *http.Request, err error) {
 	}
 	host, _, _ := net.SplitHostPort(r.RemoteAddr)
 	c.log.Warn("slack: rejected an HTTP request", "why", why, "remote", host)
-	if c.cfg.Refused != nil {
-		c.cfg.Refused()
-	}
 	st := c.state.Load()
-	if st == nil || !c.badSig.Allow() {
+	if st == nil {
+		return
+	}
+	chatops.CounterOf(st.resolver).Refused(Name)
+	if !c.badSig.Allow() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/approvebot/approvebot/core/chatops"
 	"github.com/approvebot/approvebot/core/gate"
+	"github.com/approvebot/approvebot/internal/retry"
 )
 
 // Run reads presses and commands until ctx ends. It first checks the bot token (auth.test,
@@ -31,11 +32,11 @@ func (c *Channel) Run(ctx context.Context, r gate.Resolver) error {
 	for ch, list := range c.perChat {
 		perChat[ch] = approverKeys(list, team)
 	}
-	ops := &chatops.Ops{Channel: Name, Approvers: chatops.NewApprovers(approverKeys(c.approvers, team), perChat), Resolver: r, Refused: c.cfg.Refused}
+	ops := &chatops.Ops{Channel: Name, Approvers: chatops.NewApprovers(approverKeys(c.approvers, team), perChat), Resolver: r}
 	// Background work (a reason window, a press being handled) outlives ctx briefly so a
 	// decision is never cut in half at shutdown; the waits are stopped below.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
-	st := &runState{ops: ops, waits: chatops.NewReasonWaits(ops, c.cfg.DenyReasonWindow), resolver: r, ctx: workCtx}
+	st := &runState{ops: ops, waits: chatops.NewReasonWaits(ops, c.cfg.DenyReasonWindow.Duration), resolver: r, ctx: workCtx}
 	c.state.Store(st)
 	defer func() {
 		c.state.Store(nil)
@@ -88,28 +89,23 @@ func (c *Channel) authTest(ctx context.Context) (string, error) {
 			return "", err
 		}
 		c.log.Warn("slack auth.test failed; retrying", "err", err)
-		if !sleep(ctx, c.cfg.RetryMax) {
+		if !retry.Sleep(ctx, c.retry.Max) {
 			return "", ctx.Err()
 		}
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+// Bounds of the wait before a Socket Mode client is started again.
+const (
+	socketBackoffMin = time.Second
+	socketBackoffMax = time.Minute
+)
 
 // runSocket keeps a Socket Mode connection until ctx ends or Slack rejects the app token.
 // The library reconnects on its own after a drop or a "disconnect" request; when its loop
 // ends on an error that is not fatal, it is started again after a backoff.
 func (c *Channel) runSocket(ctx context.Context, st *runState) error {
-	backoff := time.Second
+	backoff := retry.Backoff{Base: socketBackoffMin, Max: socketBackoffMax}
 	for {
 		err := c.socketOnce(ctx, st)
 		if ctx.Err() != nil {
@@ -120,11 +116,11 @@ func (c *Channel) runSocket(ctx context.Context, st *runState) error {
 			return c.stop(err)
 		}
 		c.health.setConnected(false, "reconnecting")
-		c.log.Warn("slack socket mode ended; reconnecting", "err", c.scrub(fmt.Sprint(err)), "in", backoff)
-		if !sleep(ctx, backoff) {
+		wait := backoff.Next()
+		c.log.Warn("slack socket mode ended; reconnecting", "err", c.scrub(fmt.Sprint(err)), "in", wait)
+		if !retry.Sleep(ctx, wait) {
 			return ctx.Err()
 		}
-		backoff = min(2*backoff, time.Minute)
 	}
 }
 
@@ -137,8 +133,8 @@ func (w slogWriter) Output(_ int, s string) error {
 
 // socketOnce runs one socketmode client until it stops.
 func (c *Channel) socketOnce(ctx context.Context, st *runState) error {
-	api := slackgo.New(c.cfg.BotToken, slackgo.OptionAPIURL(c.cfg.APIURL), slackgo.OptionHTTPClient(c.cfg.HTTPClient),
-		slackgo.OptionAppLevelToken(c.cfg.AppToken))
+	api := slackgo.New(c.secrets.BotToken, slackgo.OptionAPIURL(c.apiURL), slackgo.OptionHTTPClient(c.hc),
+		slackgo.OptionAppLevelToken(c.secrets.AppToken))
 	smc := socketmode.New(api, socketmode.OptionLog(slogWriter{c.log}), socketmode.OptionReadLimit(4<<20))
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,73 +24,43 @@ import (
 	"github.com/approvebot/approvebot/core/chatops"
 	"github.com/approvebot/approvebot/core/gate"
 	"github.com/approvebot/approvebot/core/render"
+	"github.com/approvebot/approvebot/internal/retry"
+	"github.com/approvebot/approvebot/internal/section"
 )
 
 // Name is the channel's config name.
 const Name = "slack"
 
-// Modes.
 const (
-	ModeSocket = "socket"
-	ModeHTTP   = "http"
-)
-
-// Defaults.
-const (
-	// DefaultMaxBody caps an HTTP-mode request body. Slack's interaction payloads carry the
-	// whole message; a card is a few kilobytes.
-	DefaultMaxBody = 256 << 10
-	// DefaultAPIURL is Slack's Web API.
-	DefaultAPIURL = "https://slack.com/api/"
+	// MaxBody caps an HTTP-mode request body. Slack's interaction payloads carry the whole
+	// message; a card is a few kilobytes.
+	MaxBody = 256 << 10
 	// ackWindow is how long Slack waits for an acknowledgement.
 	ackWindow = 3 * time.Second
 	// workTimeout bounds the work done after one press or command.
 	workTimeout = 30 * time.Second
 	// maxWorkers bounds presses and commands handled at once.
 	maxWorkers = 32
+	// callTimeout is the HTTP client's timeout when New is given none.
+	callTimeout = 30 * time.Second
+	// Backoff bounds between retries of 5xx and transport errors.
+	retryBase = 250 * time.Millisecond
+	retryMax  = 8 * time.Second
 )
-
-// Config is everything New needs. Secrets come from the environment (cmd/approvebot reads
-// them); they are never logged or put into errors.
-type Config struct {
-	BotToken      string
-	AppToken      string
-	SigningSecret string
-	// APIURL is the Web API base with its trailing slash; empty means Slack's.
-	APIURL string
-	// Mode is "socket" (default) or "http".
-	Mode string
-	// Channels are channel ids (C…, G…) a card goes to by default.
-	Channels []string
-	// Approvers are "U123" (in Team, or the bot's own workspace) or "T123:U123".
-	Approvers []string
-	// ChannelApprovers narrows approvers per channel id (each must also be in Approvers).
-	ChannelApprovers map[string][]string
-	// Team is the workspace of bare approver ids; empty means the bot's (auth.test).
-	Team string
-	// DenyReasonWindow is how long the Deny modal waits before denying without a reason.
-	DenyReasonWindow time.Duration
-	// SlashCommand is the registered command ("/approvebot").
-	SlashCommand string
-	// MaxBody caps HTTP-mode request bodies.
-	MaxBody int64
-	// HTTPClient is used for every Web API call; nil means a client with a 30 s timeout.
-	HTTPClient *http.Client
-	Logger     *slog.Logger
-	// Refused is called for every refused press or bad signature (metrics); may be nil.
-	Refused func()
-	// RetryBase and RetryMax shape the backoff between retries of 5xx and transport errors.
-	RetryBase, RetryMax time.Duration
-}
 
 // Channel is the Slack channel. Build it with New.
 type Channel struct {
 	cfg       Config
+	secrets   Secrets
+	apiURL    string
+	hc        *http.Client
 	api       *slackgo.Client
 	log       *slog.Logger
 	approvers []approverID
 	perChat   map[string][]approverID
 	apiHost   string
+	retry     retry.Policy
+	maxBody   int64
 
 	health healthState
 	state  atomic.Pointer[runState]
@@ -119,110 +87,39 @@ type runState struct {
 
 type approverID struct{ team, user string }
 
-var (
-	userIDRe    = regexp.MustCompile(`^[UW][A-Z0-9]{2,30}$`)
-	teamIDRe    = regexp.MustCompile(`^[TE][A-Z0-9]{2,30}$`)
-	channelIDRe = regexp.MustCompile(`^[CGD][A-Z0-9]{2,30}$`)
-)
-
-// New builds the channel. It checks the configuration and dials nothing: Run connects.
-func New(cfg Config) (*Channel, error) {
-	if cfg.Mode == "" {
-		cfg.Mode = ModeSocket
-	}
-	if cfg.APIURL == "" {
-		cfg.APIURL = DefaultAPIURL
-	}
-	if !strings.HasSuffix(cfg.APIURL, "/") {
-		cfg.APIURL += "/"
-	}
-	u, err := url.Parse(cfg.APIURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, errors.New("channels.slack.api_url: want an http(s) URL such as https://slack.com/api/")
-	}
-	if cfg.DenyReasonWindow <= 0 {
-		cfg.DenyReasonWindow = 60 * time.Second
-	}
-	if cfg.SlashCommand == "" {
-		cfg.SlashCommand = "/approvebot"
-	}
-	if cfg.MaxBody <= 0 {
-		cfg.MaxBody = DefaultMaxBody
-	}
-	if cfg.RetryBase <= 0 {
-		cfg.RetryBase = 250 * time.Millisecond
-	}
-	if cfg.RetryMax <= 0 {
-		cfg.RetryMax = 8 * time.Second
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
-	}
-	if !strings.HasPrefix(cfg.BotToken, "xoxb-") {
-		return nil, errors.New("channels.slack: the bot token must be a bot token (xoxb-…)")
-	}
-	switch cfg.Mode {
-	case ModeSocket:
-		if !strings.HasPrefix(cfg.AppToken, "xapp-") {
-			return nil, errors.New("channels.slack: socket mode needs an app-level token (xapp-…) with the connections:write scope")
-		}
-	case ModeHTTP:
-		if cfg.SigningSecret == "" {
-			return nil, errors.New("channels.slack: http mode needs the app's signing secret")
-		}
-	default:
-		return nil, fmt.Errorf("channels.slack.mode: want \"socket\" or \"http\", got %q", cfg.Mode)
-	}
-	for _, ch := range cfg.Channels {
-		if !channelIDRe.MatchString(ch) {
-			return nil, fmt.Errorf("channels.slack.channels: %q is not a channel id (C…, G…): open the channel's details in Slack and copy its id", ch)
-		}
-	}
-	if cfg.Team != "" && !teamIDRe.MatchString(cfg.Team) {
-		return nil, fmt.Errorf("channels.slack.team: %q is not a workspace id (T…)", cfg.Team)
-	}
-	if !strings.HasPrefix(cfg.SlashCommand, "/") {
-		return nil, fmt.Errorf("channels.slack.slash_command: %q must start with /", cfg.SlashCommand)
-	}
-	approvers, err := parseApprovers("channels.slack.approvers", cfg.Approvers)
+// New builds the channel from its section (defaults applied, then validated), its
+// secrets, a logger (nil discards) and the HTTP client for every Web API call (nil: one
+// with a 30 s timeout). It dials nothing: Run connects.
+func New(cfg Config, secrets Secrets, logger *slog.Logger, hc *http.Client) (*Channel, error) {
+	cfg, err := section.Ready(cfg, secrets, Config.checkSecrets)
 	if err != nil {
 		return nil, err
 	}
-	if len(approvers) == 0 {
-		return nil, errors.New("channels.slack.approvers: at least one approver user id is required")
+	u, err := cfg.apiURL()
+	if err != nil {
+		return nil, err
 	}
-	perChat := map[string][]approverID{}
-	for ch, list := range cfg.ChannelApprovers {
-		if !channelIDRe.MatchString(ch) {
-			return nil, fmt.Errorf("channels.slack.channel_approvers: %q is not a channel id", ch)
-		}
-		ids, err := parseApprovers("channels.slack.channel_approvers."+ch, list)
-		if err != nil {
-			return nil, err
-		}
-		for _, id := range ids {
-			if !containsApprover(approvers, id) {
-				return nil, fmt.Errorf("channels.slack.channel_approvers.%s: %s is not in channels.slack.approvers", ch, id.user)
-			}
-		}
-		perChat[ch] = ids
+	approvers, perChat, err := cfg.approvers()
+	if err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if hc == nil {
+		hc = &http.Client{Timeout: callTimeout}
 	}
 	c := &Channel{
-		cfg: cfg, log: cfg.Logger.With("channel", Name), approvers: approvers, perChat: perChat, apiHost: u.Host,
-		sem: make(chan struct{}, maxWorkers), seen: newDedupe(4096), replay: newReplayCache(),
+		cfg: cfg, secrets: secrets, apiURL: u.String(), hc: hc, log: logger.With("channel", Name),
+		approvers: approvers, perChat: perChat, apiHost: u.Host, maxBody: MaxBody,
+		retry: retry.Policy{Base: retryBase, Max: retryMax},
+		sem:   make(chan struct{}, maxWorkers), seen: newDedupe(4096), replay: newReplayCache(),
 		badSig: rate.NewLimiter(rate.Every(time.Second), 20),
 	}
-	c.api = slackgo.New(cfg.BotToken, slackgo.OptionAPIURL(cfg.APIURL), slackgo.OptionHTTPClient(cfg.HTTPClient))
+	c.api = slackgo.New(secrets.BotToken, slackgo.OptionAPIURL(c.apiURL), slackgo.OptionHTTPClient(hc))
 	c.health.mode = cfg.Mode
 	return c, nil
 }
-
-// ValidChannelID reports whether s looks like a Slack conversation id (C…, G…, D…): cards
-// are matched to presses and commands by id, never by a channel's name.
-func ValidChannelID(s string) bool { return channelIDRe.MatchString(s) }
 
 func parseApprovers(key string, list []string) ([]approverID, error) {
 	var out []approverID
@@ -275,9 +172,15 @@ func (c *Channel) Name() string { return Name }
 // Chats are the configured channel ids.
 func (c *Channel) Chats() []string { return append([]string(nil), c.cfg.Channels...) }
 
-// Handler serves HTTP-mode requests (interactivity, slash commands and events) at the path
-// configured in channels.slack.http_path. It answers 401 to a bad or stale signature.
-func (c *Channel) Handler() http.Handler { return http.HandlerFunc(c.serveHTTP) }
+// HTTPHandler is what the channel serves on the API listener: in HTTP mode, Slack's
+// interactivity, slash commands and events at http_path (a bad or stale signature is
+// answered 401); in Socket Mode nothing ("", nil).
+func (c *Channel) HTTPHandler() (string, http.Handler) {
+	if c.cfg.Mode != ModeHTTP {
+		return "", nil
+	}
+	return c.cfg.HTTPPath, http.HandlerFunc(c.serveHTTP)
+}
 
 // Post sends the pending card to channel chat and returns its reference: the channel id
 // and the message ts, which chat.update needs.

@@ -18,11 +18,14 @@ import (
 
 	slackgo "github.com/slack-go/slack"
 
-	"github.com/approvebot/approvebot/channels/slack/fakeslack"
+	"github.com/approvebot/approvebot/channels/slack/slacktest"
 	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/core/chatops"
-	"github.com/approvebot/approvebot/core/gate"
+	"github.com/approvebot/approvebot/core/policy"
 	"github.com/approvebot/approvebot/core/render"
+	"github.com/approvebot/approvebot/internal/chattest"
+	"github.com/approvebot/approvebot/internal/retry"
+	"github.com/approvebot/approvebot/internal/testserver"
 )
 
 const (
@@ -34,9 +37,9 @@ const (
 	testID     = "abcdefghijklmnopqrstuvwxyz"
 )
 
-func newFake(t *testing.T) *fakeslack.Server {
+func newFake(t *testing.T) *slacktest.Server {
 	t.Helper()
-	f, err := fakeslack.New(fakeslack.Options{BotToken: testBot, AppToken: testApp, TeamID: testTeam,
+	f, err := slacktest.New(slacktest.Options{BotToken: testBot, AppToken: testApp, TeamID: testTeam,
 		Channels: []string{testChan}, SigningSecret: testSecret, PingInterval: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -62,22 +65,22 @@ func (l *logBuf) String() string {
 	return l.b.String()
 }
 
-func newChannel(t *testing.T, f *fakeslack.Server, mutate func(*Config)) (*Channel, *logBuf) {
+func newChannel(t *testing.T, f *slacktest.Server, mutate func(*Config, *Secrets)) (*Channel, *logBuf) {
 	t.Helper()
 	logs := &logBuf{}
 	cfg := Config{
-		BotToken: testBot, AppToken: testApp, SigningSecret: testSecret, APIURL: f.APIURL(),
-		Channels: []string{testChan}, Approvers: []string{"U0ALICE"}, DenyReasonWindow: time.Second,
-		Logger:    slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		RetryBase: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond,
+		APIURL: f.APIURL(), Channels: []string{testChan}, Approvers: []string{"U0ALICE"},
+		DenyReasonWindow: policy.Duration{Duration: time.Second},
 	}
+	sec := Secrets{BotToken: testBot, AppToken: testApp, SigningSecret: testSecret}
 	if mutate != nil {
-		mutate(&cfg)
+		mutate(&cfg, &sec)
 	}
-	c, err := New(cfg)
+	c, err := New(cfg, sec, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.retry = retry.Policy{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond}
 	t.Cleanup(func() {
 		for _, s := range []string{testBot, testApp, testSecret} {
 			if strings.Contains(logs.String(), s) {
@@ -125,7 +128,7 @@ func TestBlocksRoundTrip(t *testing.T) {
 			if !reflect.DeepEqual(w, g) {
 				t.Fatalf("round trip changed the blocks:\nwant %s\ngot  %s", want, got)
 			}
-			if errs := fakeslack.ValidateBlocks(got, fakeslack.MaxBlocks); len(errs) > 0 {
+			if errs := slacktest.ValidateBlocks(got, slacktest.MaxBlocks); len(errs) > 0 {
 				t.Fatalf("Slack would refuse the card: %v", errs)
 			}
 		})
@@ -170,14 +173,14 @@ func TestPostRetriesAndGivesUp(t *testing.T) {
 	card := sampleCard()
 	t.Run("429 honours Retry-After", func(t *testing.T) {
 		f := newFake(t)
-		c, _ := newChannel(t, f, func(cfg *Config) { cfg.Mode = ModeHTTP })
-		f.RateLimit("chat.postMessage", 2, 1)
+		c, _ := newChannel(t, f, func(cfg *Config, _ *Secrets) { cfg.Mode = ModeHTTP })
+		f.RateLimit("chat.postMessage", 1, 1)
 		start := time.Now()
 		ref, err := c.Post(context.Background(), testChan, card)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := time.Since(start); d < 2*time.Second {
+		if d := time.Since(start); d < time.Second {
 			t.Fatalf("retried after %s, sooner than Retry-After", d)
 		}
 		if ref.Channel != Name || ref.Chat != testChan || ref.Message == "" {
@@ -194,7 +197,7 @@ func TestPostRetriesAndGivesUp(t *testing.T) {
 		if _, err := c.Post(context.Background(), testChan, card); err != nil {
 			t.Fatal(err)
 		}
-		f.Do(func(st *fakeslack.State) {
+		f.Do(func(st *slacktest.State) {
 			if n := len(st.Calls("chat.postMessage")); n != 4 {
 				t.Fatalf("want 4 attempts, got %d", n)
 			}
@@ -227,14 +230,14 @@ func TestPostRetriesAndGivesUp(t *testing.T) {
 		if !errors.As(err, &ce) || ce.Code != "token_revoked" {
 			t.Fatalf("err %v", err)
 		}
-		f.Do(func(st *fakeslack.State) {
+		f.Do(func(st *slacktest.State) {
 			if n := len(st.Calls("chat.postMessage")); n != 1 {
 				t.Fatalf("retried a permanent error: %d calls", n)
 			}
 		})
 	})
 	t.Run("transport errors leak no secret", func(t *testing.T) {
-		c, _ := newChannel(t, newFake(t), func(cfg *Config) {
+		c, _ := newChannel(t, newFake(t), func(cfg *Config, _ *Secrets) {
 			// A proxy URL that embeds the token: the error must still not show it.
 			cfg.APIURL = "http://127.0.0.1:1/" + testBot + "/"
 		})
@@ -250,7 +253,7 @@ func TestPostRetriesAndGivesUp(t *testing.T) {
 	})
 	t.Run("edit of an unknown message", func(t *testing.T) {
 		f := newFake(t)
-		c, _ := newChannel(t, f, func(cfg *Config) { cfg.Mode = ModeHTTP })
+		c, _ := newChannel(t, f, func(cfg *Config, _ *Secrets) { cfg.Mode = ModeHTTP })
 		err := c.Edit(context.Background(), approval.CardRef{Channel: Name, Chat: testChan, Message: "9.9"}, card)
 		var ce *CallError
 		if !errors.As(err, &ce) || ce.Code != "message_not_found" {
@@ -263,27 +266,29 @@ func TestPostRetriesAndGivesUp(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	base := Config{BotToken: testBot, AppToken: testApp, Approvers: []string{"U0ALICE"}, Channels: []string{"C0X"}}
 	for _, tc := range []struct {
 		name   string
-		mutate func(*Config)
+		mutate func(*Config, *Secrets)
 		want   string
 	}{
-		{"ok", func(*Config) {}, ""},
-		{"user token", func(c *Config) { c.BotToken = "xoxp-1" }, "bot token (xoxb-"},
-		{"bot token as app token", func(c *Config) { c.AppToken = testBot }, "app-level token"},
-		{"http without secret", func(c *Config) { c.Mode = ModeHTTP }, "signing secret"},
-		{"username", func(c *Config) { c.Approvers = []string{"alice"} }, "not a Slack user id"},
-		{"bad team", func(c *Config) { c.Approvers = []string{"acme:U0ALICE"} }, "not a Slack user id"},
-		{"no approvers", func(c *Config) { c.Approvers = nil }, "at least one approver"},
-		{"channel name", func(c *Config) { c.Channels = []string{"#ops"} }, "not a channel id"},
-		{"per-channel stranger", func(c *Config) { c.ChannelApprovers = map[string][]string{"C0X": {"U0BOB"}} }, "not in channels.slack.approvers"},
-		{"bad api url", func(c *Config) { c.APIURL = "ftp://x" }, "api_url"},
+		{"ok", func(*Config, *Secrets) {}, ""},
+		{"user token", func(_ *Config, s *Secrets) { s.BotToken = "xoxp-1" }, "bot token (xoxb-"},
+		{"bot token as app token", func(_ *Config, s *Secrets) { s.AppToken = testBot }, "app-level token"},
+		{"http without secret", func(c *Config, _ *Secrets) { c.Mode = ModeHTTP }, "signing secret"},
+		{"bad mode", func(c *Config, _ *Secrets) { c.Mode = "rtm" }, "channels.slack.mode"},
+		{"username", func(c *Config, _ *Secrets) { c.Approvers = []string{"alice"} }, "not a Slack user id"},
+		{"bad team", func(c *Config, _ *Secrets) { c.Approvers = []string{"acme:U0ALICE"} }, "not a Slack user id"},
+		{"no approvers", func(c *Config, _ *Secrets) { c.Approvers = nil }, "at least one approver"},
+		{"channel name", func(c *Config, _ *Secrets) { c.Channels = []string{"#ops"} }, "not a channel id"},
+		{"per-channel stranger", func(c *Config, _ *Secrets) { c.ChannelApprovers = map[string][]string{"C0X": {"U0BOB"}} }, "not in channels.slack.approvers"},
+		{"bad api url", func(c *Config, _ *Secrets) { c.APIURL = "ftp://x" }, "api_url"},
+		{"slash command", func(c *Config, _ *Secrets) { c.SlashCommand = "approvebot" }, "slash_command"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := base
-			tc.mutate(&cfg)
-			_, err := New(cfg)
+			cfg := Config{Approvers: []string{"U0ALICE"}, Channels: []string{"C0X"}}
+			sec := Secrets{BotToken: testBot, AppToken: testApp}
+			tc.mutate(&cfg, &sec)
+			_, err := New(cfg, sec, nil, nil)
 			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 				t.Fatalf("err %v, want %q", err, tc.want)
 			}
@@ -342,41 +347,13 @@ func TestStrictCommand(t *testing.T) {
 	}
 }
 
-// stubResolver records what the channel asks of the gate.
-type stubResolver struct {
-	mu     sync.Mutex
-	audits []approval.AuditEntry
-}
-
-func (s *stubResolver) Decide(context.Context, string, gate.Decision) (approval.Request, error) {
-	return approval.Request{}, errors.New("not in this test")
-}
-func (s *stubResolver) Get(context.Context, string) (approval.Request, error) {
-	return approval.Request{}, approval.ErrNotFound
-}
-func (s *stubResolver) LivePending(string, string) []approval.Request { return nil }
-func (s *stubResolver) ByCard(string, string, string) (approval.Request, bool) {
-	return approval.Request{}, false
-}
-func (s *stubResolver) Audit(_ context.Context, e approval.AuditEntry) {
-	s.mu.Lock()
-	s.audits = append(s.audits, e)
-	s.mu.Unlock()
-}
-func (s *stubResolver) Details(context.Context, string) (string, error) { return "", nil }
-
-func (s *stubResolver) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.audits)
-}
-
 func TestHTTPVerification(t *testing.T) {
 	f := newFake(t)
-	c, logs := newChannel(t, f, func(cfg *Config) { cfg.Mode = ModeHTTP; cfg.AppToken = "" })
-	srv := httptest.NewServer(c.Handler())
+	c, logs := newChannel(t, f, func(cfg *Config, s *Secrets) { cfg.Mode = ModeHTTP; s.AppToken = "" })
+	_, h := c.HTTPHandler()
+	srv := httptest.NewServer(h)
 	defer srv.Close()
-	d, _ := fakeslack.Encode("slash_commands", f.SlashPayload(fakeslack.User{ID: "U0ALICE", Team: testTeam}, testChan, "/approvebot", "pending"))
+	d, _ := slacktest.Encode("slash_commands", f.SlashPayload(slacktest.User{ID: "U0ALICE", Team: testTeam}, testChan, "/approvebot", "pending"))
 	do := func(req *http.Request) int {
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -388,33 +365,31 @@ func TestHTTPVerification(t *testing.T) {
 	}
 	ctx := context.Background()
 	// Before Run: a valid request is not processed (503), a bad one still 401.
-	good, _ := fakeslack.SignedRequest(ctx, srv.URL, d, testSecret, time.Now())
+	good, _ := slacktest.SignedRequest(ctx, srv.URL, d, testSecret, time.Now())
 	if code := do(good); code != 503 {
 		t.Fatalf("before Run: %d", code)
 	}
-	r := &stubResolver{}
+	r := chattest.New()
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- c.Run(runCtx, r) }()
 	defer func() { cancel(); <-done }()
-	for c.state.Load() == nil {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testserver.Eventually(t, 10*time.Second, "Run to start", func() bool { return c.state.Load() != nil })
 	for _, tc := range []struct {
 		name string
 		req  func() *http.Request
 		want int
 	}{
 		{"wrong secret", func() *http.Request {
-			q, _ := fakeslack.SignedRequest(ctx, srv.URL, d, "wrong", time.Now())
+			q, _ := slacktest.SignedRequest(ctx, srv.URL, d, "wrong", time.Now())
 			return q
 		}, 401},
 		{"stale", func() *http.Request {
-			q, _ := fakeslack.SignedRequest(ctx, srv.URL, d, testSecret, time.Now().Add(-5*time.Minute-time.Second))
+			q, _ := slacktest.SignedRequest(ctx, srv.URL, d, testSecret, time.Now().Add(-5*time.Minute-time.Second))
 			return q
 		}, 401},
 		{"future", func() *http.Request {
-			q, _ := fakeslack.SignedRequest(ctx, srv.URL, d, testSecret, time.Now().Add(6*time.Minute))
+			q, _ := slacktest.SignedRequest(ctx, srv.URL, d, testSecret, time.Now().Add(6*time.Minute))
 			return q
 		}, 401},
 		{"no headers", func() *http.Request {
@@ -422,18 +397,18 @@ func TestHTTPVerification(t *testing.T) {
 			return q
 		}, 401},
 		{"garbage signature", func() *http.Request {
-			q, _ := fakeslack.SignedRequest(ctx, srv.URL, d, testSecret, time.Now())
+			q, _ := slacktest.SignedRequest(ctx, srv.URL, d, testSecret, time.Now())
 			q.Header.Set("X-Slack-Signature", "v0=zz")
 			return q
 		}, 401},
 		{"GET", func() *http.Request { q, _ := http.NewRequest("GET", srv.URL, nil); return q }, 405},
 		{"too big", func() *http.Request {
-			big := fakeslack.HTTPDelivery{ContentType: d.ContentType, Body: []byte(strings.Repeat("a", DefaultMaxBody+1))}
-			q, _ := fakeslack.SignedRequest(ctx, srv.URL, big, testSecret, time.Now())
+			big := slacktest.HTTPDelivery{ContentType: d.ContentType, Body: []byte(strings.Repeat("a", MaxBody+1))}
+			q, _ := slacktest.SignedRequest(ctx, srv.URL, big, testSecret, time.Now())
 			return q
 		}, 413},
 		{"valid", func() *http.Request {
-			q, _ := fakeslack.SignedRequest(ctx, srv.URL, d, testSecret, time.Now())
+			q, _ := slacktest.SignedRequest(ctx, srv.URL, d, testSecret, time.Now())
 			return q
 		}, 200},
 	} {
@@ -443,25 +418,27 @@ func TestHTTPVerification(t *testing.T) {
 			}
 		})
 	}
-	if n := r.count(); n != 5 {
+	if n := len(r.Audits()); n != 5 {
 		t.Fatalf("want 5 audited rejections, got %d", n)
 	}
 	// The valid /approvebot pending got its private answer.
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer wcancel()
-	err := f.Wait(wctx, func(st *fakeslack.State) bool { return len(st.Ephemerals("U0ALICE")) > 0 })
+	err := f.Wait(wctx, func(st *slacktest.State) bool { return len(st.Ephemerals("U0ALICE")) > 0 })
 	if err != nil {
 		t.Fatalf("no answer to the slash command:\n%s", logs)
 	}
-	time.Sleep(100 * time.Millisecond)
-	f.Do(func(st *fakeslack.State) {
+	// The one answer is there; a second would have come through the same handler, which
+	// has finished once the worker pool is idle again.
+	testserver.Eventually(t, 10*time.Second, "the handlers to finish", func() bool { return len(c.sem) == 0 })
+	f.Do(func(st *slacktest.State) {
 		if e := st.Ephemerals(""); len(e) != 1 || e[0].Via != "response_url" || e[0].Text != chatops.TextNoPending {
 			t.Errorf("answers %+v", e)
 		}
 	})
 	// url_verification is answered with the challenge, only when signed.
-	ch := fakeslack.HTTPDelivery{ContentType: "application/json", Body: []byte(`{"type":"url_verification","challenge":"abc123","token":"x"}`)}
-	q, _ := fakeslack.SignedRequest(ctx, srv.URL, ch, testSecret, time.Now())
+	ch := slacktest.HTTPDelivery{ContentType: "application/json", Body: []byte(`{"type":"url_verification","challenge":"abc123","token":"x"}`)}
+	q, _ := slacktest.SignedRequest(ctx, srv.URL, ch, testSecret, time.Now())
 	resp, err := http.DefaultClient.Do(q)
 	if err != nil {
 		t.Fatal(err)
@@ -481,7 +458,7 @@ func TestFatalSocketErrorStops(t *testing.T) {
 			f.FailWith("apps.connections.open", -1, code)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			err := c.Run(ctx, &stubResolver{})
+			err := c.Run(ctx, chattest.New())
 			if err == nil || !strings.Contains(err.Error(), code) || ctx.Err() != nil {
 				t.Fatalf("Run = %v (ctx %v)", err, ctx.Err())
 			}
@@ -499,8 +476,8 @@ func TestFatalSocketErrorStops(t *testing.T) {
 	}
 	t.Run("bad bot token", func(t *testing.T) {
 		f := newFake(t)
-		c, _ := newChannel(t, f, func(cfg *Config) { cfg.BotToken = "xoxb-not-the-right-one" })
-		err := c.Run(context.Background(), &stubResolver{})
+		c, _ := newChannel(t, f, func(_ *Config, s *Secrets) { s.BotToken = "xoxb-not-the-right-one" })
+		err := c.Run(context.Background(), chattest.New())
 		if err == nil || !strings.Contains(err.Error(), "invalid_auth") {
 			t.Fatalf("Run = %v", err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-telegram/bot"
+
+	"github.com/approvebot/approvebot/internal/retry"
 )
 
 // APIError is a failed Bot API call, safe to log: it never holds the bot token (which is
@@ -100,46 +101,35 @@ const (
 	backoffMax = 5 * time.Second
 )
 
-// call runs fn until it succeeds, fails for good, or ctx ends. A 429 waits retry_after
-// (giving up at once when that would pass ctx's deadline); 5xx and transport failures back
-// off exponentially with jitter. The error is always an *APIError or ctx's error.
+// call runs fn until it succeeds, fails for good, or ctx ends (internal/retry): a 429 waits
+// retry_after (giving up at once when that would pass ctx's deadline); 5xx and transport
+// failures back off. The error is always an *APIError, wrapped with why it gave up when
+// it did, or ctx's error.
 func (c *Channel) call(ctx context.Context, method string, fn func(context.Context) error) error {
-	delay := backoffMin
-	var last *APIError
-	for {
-		if err := ctx.Err(); err != nil {
-			if last != nil {
-				return fmt.Errorf("%w (gave up: %v)", last, err)
-			}
-			return err
-		}
-		err := fn(ctx)
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil && last != nil {
-			return fmt.Errorf("%w (gave up: %v)", last, ctx.Err())
-		}
-		last = c.apiError(method, err)
-		if !last.Temporary() {
-			return last
-		}
-		wait := last.RetryAfter
-		if wait <= 0 {
-			wait = delay/2 + rand.N(delay/2+1)
-			delay = min(delay*2, backoffMax)
-		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			return fmt.Errorf("%w (gave up: retrying after %s would pass the deadline)", last, wait)
-		}
-		c.log.Debug("telegram call failed, retrying", "method", method, "err", last, "wait", wait)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
-		}
+	p := c.retry
+	p.OnRetry = func(_ int, err error, wait time.Duration) {
+		c.log.Debug("telegram call failed, retrying", "method", method, "err", err, "wait", wait)
 	}
+	err := p.Do(ctx, func(ctx context.Context) error {
+		if err := fn(ctx); err != nil {
+			return c.apiError(method, err)
+		}
+		return nil
+	}, func(err error) retry.Verdict {
+		ae := err.(*APIError)
+		return retry.Verdict{Retry: ae.Temporary(), After: ae.RetryAfter}
+	})
+	var gaveUp *retry.Error
+	if !errors.As(err, &gaveUp) {
+		return err
+	}
+	switch {
+	case gaveUp.Last == nil:
+		return gaveUp.Ctx
+	case gaveUp.Reason == retry.Failed:
+		return gaveUp.Last
+	}
+	return gaveUp
 }
 
 // observedClient is the library's HTTP client: it records each round trip for Health and

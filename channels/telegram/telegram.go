@@ -2,7 +2,9 @@
 // a request's card to the configured chats (HTML parse mode, inline buttons), edits every
 // card when the request is decided, and turns button presses, /approve, /deny and /pending
 // into decisions through core/chatops and the gate's single compare-and-set. Updates come by
-// long polling (the default) or by webhook, whose secret header approvebot checks itself.
+// long polling (the default; approvebot's own getUpdates loop on the library's types, so an
+// update the library cannot decode is skipped instead of stalling the rest) or by webhook,
+// whose secret header approvebot checks itself.
 package telegram
 
 import (
@@ -11,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,18 +21,16 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/approvebot/approvebot/config"
 	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/core/chatops"
 	"github.com/approvebot/approvebot/core/gate"
 	"github.com/approvebot/approvebot/core/render"
+	"github.com/approvebot/approvebot/internal/retry"
+	"github.com/approvebot/approvebot/internal/section"
 )
 
 // Name is the channel's config name.
 const Name = "telegram"
-
-// DefaultAPIURL is Telegram's own Bot API server.
-const DefaultAPIURL = "https://api.telegram.org"
 
 // Timeouts of the channel's own calls (Post and Edit run under the gate's context).
 const (
@@ -46,36 +45,20 @@ const (
 	refusalEvery = 30 * time.Second
 )
 
-var webhookSecretRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
-
-// Options builds a Channel.
-type Options struct {
-	Config config.Telegram
-	// Token is the bot token (from Config.TokenEnv). It never reaches a log or an error.
-	Token string
-	// WebhookSecret is the secret_token Telegram sends in webhook mode.
-	WebhookSecret string
-	Logger        *slog.Logger
-	// HTTPClient carries every API call; nil means a client with sane timeouts.
-	HTTPClient *http.Client
-	// Refused is called for every refused attempt (metrics); may be nil.
-	Refused func()
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-}
-
 // Channel is the Telegram channel. Build it with New; the gate calls Post, Edit and Run.
 type Channel struct {
-	cfg       config.Telegram
+	cfg       Config
 	token     string
 	secret    string
+	apiURL    string
 	log       *slog.Logger
 	bot       *bot.Bot
+	http      *observedClient
 	botID     int64
 	chats     []string
 	approvers chatops.Approvers
-	refused   func()
 	now       func() time.Time
+	retry     retry.Policy
 	health    health
 
 	mu       sync.Mutex
@@ -93,82 +76,46 @@ var (
 	_ gate.Runner  = (*Channel)(nil)
 )
 
-// New builds the channel. It does not contact Telegram: Run does.
-func New(o Options) (*Channel, error) {
-	if strings.TrimSpace(o.Token) == "" {
-		return nil, errors.New("telegram: the bot token is empty")
-	}
-	if !strings.Contains(o.Token, ":") {
-		return nil, errors.New("telegram: the bot token does not look like a BotFather token (<bot id>:<secret>)")
-	}
-	cfg := o.Config
-	if cfg.Mode == "" {
-		cfg.Mode = "polling"
-	}
-	if cfg.Mode != "polling" && cfg.Mode != "webhook" {
-		return nil, fmt.Errorf("telegram: mode must be \"polling\" or \"webhook\", got %q", cfg.Mode)
-	}
-	if cfg.Mode == "webhook" && !webhookSecretRe.MatchString(o.WebhookSecret) {
-		return nil, errors.New("telegram: webhook mode needs a webhook secret of 1-256 characters A-Z, a-z, 0-9, _ or -")
-	}
-	if len(cfg.Approvers) == 0 {
-		return nil, errors.New("telegram: at least one approver user id is required")
-	}
-	if cfg.DenyReasonWindow.Duration <= 0 {
-		cfg.DenyReasonWindow.Duration = time.Minute
-	}
-	if cfg.PollTimeout.Duration < 2*time.Second {
-		cfg.PollTimeout.Duration = 30 * time.Second
+// New builds the channel from its section (defaults applied, then validated), its
+// secrets, a logger (nil discards) and the HTTP client for every API call (nil: one with
+// timeouts that fit the long poll). It does not contact Telegram: Run does.
+func New(cfg Config, secrets Secrets, logger *slog.Logger, hc *http.Client) (*Channel, error) {
+	cfg, err := section.Ready(cfg, secrets, Config.checkSecrets)
+	if err != nil {
+		return nil, err
 	}
 	apiURL := strings.TrimRight(cfg.APIURL, "/")
 	if apiURL == "" {
 		apiURL = DefaultAPIURL
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	hc := o.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: cfg.PollTimeout.Duration + 30*time.Second}
 	}
 	c := &Channel{
-		cfg: cfg, token: o.Token, secret: o.WebhookSecret, log: o.Logger.With("channel", Name),
-		refused: o.Refused, now: o.Now, prompts: map[promptRef]prompt{}, refusals: map[string]time.Time{},
+		cfg: cfg, token: secrets.Token, secret: secrets.WebhookSecret, apiURL: apiURL, log: logger.With("channel", Name),
+		now: time.Now, prompts: map[promptRef]prompt{}, refusals: map[string]time.Time{},
+		retry: retry.Policy{Base: backoffMin, Max: backoffMax},
 	}
-	c.health.now = o.Now
+	c.http = &observedClient{http: hc, ch: c}
+	c.health.now = time.Now
 	c.health.detail = "not connected yet"
-	c.botID, _ = strconv.ParseInt(strings.SplitN(o.Token, ":", 2)[0], 10, 64)
+	c.botID, _ = strconv.ParseInt(strings.SplitN(secrets.Token, ":", 2)[0], 10, 64)
 	for _, id := range cfg.Chats {
 		c.chats = append(c.chats, strconv.FormatInt(id, 10))
 	}
-	approvers := map[int64]bool{}
-	for _, id := range cfg.Approvers {
-		approvers[id] = true
-	}
 	perChat := map[string][]string{}
 	for chat, ids := range cfg.ChatApprovers {
-		if _, err := strconv.ParseInt(chat, 10, 64); err != nil {
-			return nil, fmt.Errorf("telegram: chat_approvers key %q is not a numeric chat id", chat)
-		}
-		for _, id := range ids {
-			if !approvers[id] {
-				return nil, fmt.Errorf("telegram: chat_approvers[%q]: user %d is not in approvers (a per-chat list only narrows it)", chat, id)
-			}
-		}
 		perChat[chat] = int64s(ids)
 	}
 	c.approvers = chatops.NewApprovers(int64s(cfg.Approvers), perChat)
-	b, err := bot.New(o.Token,
+	b, err := bot.New(secrets.Token,
 		bot.WithServerURL(apiURL),
 		bot.WithSkipGetMe(),
-		bot.WithHTTPClient(cfg.PollTimeout.Duration, &observedClient{http: hc, ch: c}),
-		bot.WithNotAsyncHandlers(),
-		bot.WithDefaultHandler(c.onUpdate),
-		bot.WithErrorsHandler(c.onLibraryError),
-		bot.WithAllowedUpdates(bot.AllowedUpdates{"message", "callback_query"}),
+		bot.WithHTTPClient(cfg.PollTimeout.Duration, c.http),
+		bot.WithErrorsHandler(c.loopError),
 	)
 	if err != nil {
 		return nil, errors.New("telegram: " + c.scrub(err.Error()))
@@ -277,9 +224,9 @@ func linkPreview(o render.TelegramLinkPreview) *models.LinkPreviewOptions {
 	return &models.LinkPreviewOptions{IsDisabled: &disabled}
 }
 
-// onLibraryError receives the library's own errors (failed getUpdates): logged without the
-// token, at most once per distinct text in a row.
-func (c *Channel) onLibraryError(err error) {
+// loopError records a failed getUpdates (or an error the library reports on its own):
+// logged without the token, at most once per distinct text in a row.
+func (c *Channel) loopError(err error) {
 	if errors.Is(err, context.Canceled) {
 		return
 	}
@@ -295,9 +242,9 @@ func (c *Channel) onLibraryError(err error) {
 }
 
 // Run reads updates until ctx ends: long polling, or (webhook mode) registering the
-// webhook when webhook_url is set and serving WebhookHandler. Decisions go through r.
+// webhook when webhook_url is set and serving HTTPHandler. Decisions go through r.
 func (c *Channel) Run(ctx context.Context, r gate.Resolver) error {
-	ops := &chatops.Ops{Channel: Name, Approvers: c.approvers, Resolver: r, Refused: c.refused}
+	ops := &chatops.Ops{Channel: Name, Approvers: c.approvers, Resolver: r}
 	waits := chatops.NewReasonWaits(ops, c.cfg.DenyReasonWindow.Duration)
 	c.mu.Lock()
 	c.ops, c.waits = ops, waits
@@ -311,7 +258,7 @@ func (c *Channel) Run(ctx context.Context, r gate.Resolver) error {
 		c.drain()
 	}()
 	go c.identify(ctx)
-	if c.cfg.Mode == "webhook" {
+	if c.cfg.Mode == ModeWebhook {
 		c.health.setDetail("webhook")
 		if c.cfg.WebhookURL != "" {
 			c.setupWebhook(ctx)
@@ -330,7 +277,7 @@ func (c *Channel) Run(ctx context.Context, r gate.Resolver) error {
 	if err != nil && ctx.Err() == nil {
 		c.log.Warn("telegram deleteWebhook failed; polling anyway", "err", err)
 	}
-	c.bot.Start(ctx)
+	c.poll(ctx, chatops.CounterOf(r))
 	return nil
 }
 
@@ -346,7 +293,7 @@ func (c *Channel) identify(ctx context.Context) {
 			c.username = me.Username
 			c.mu.Unlock()
 			mode := "long polling"
-			if c.cfg.Mode == "webhook" {
+			if c.cfg.Mode == ModeWebhook {
 				mode = "webhook"
 			}
 			c.health.setDetail(mode + " as @" + me.Username)

@@ -14,12 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/approvebot/approvebot/channels/telegram/telegramfake"
-	"github.com/approvebot/approvebot/config"
+	"github.com/approvebot/approvebot/channels/telegram/telegramtest"
 	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/core/chatops"
 	"github.com/approvebot/approvebot/core/gate"
+	"github.com/approvebot/approvebot/core/policy"
 	"github.com/approvebot/approvebot/core/render"
+	"github.com/approvebot/approvebot/internal/chattest"
 )
 
 const (
@@ -29,11 +30,11 @@ const (
 )
 
 var (
-	alice = telegramfake.User{ID: 111, FirstName: "Alice"} // approver everywhere
-	carol = telegramfake.User{ID: 333, FirstName: "Carol"} // approver, but not in oncall
-	bob   = telegramfake.User{ID: 222, FirstName: "Bob"}   // not an approver
-	ghost = telegramfake.User{ID: 0, FirstName: "Nobody"}  // no user id
-	robot = telegramfake.User{ID: 444, IsBot: true, FirstName: "Bot"}
+	alice = telegramtest.User{ID: 111, FirstName: "Alice"} // approver everywhere
+	carol = telegramtest.User{ID: 333, FirstName: "Carol"} // approver, but not in oncall
+	bob   = telegramtest.User{ID: 222, FirstName: "Bob"}   // not an approver
+	ghost = telegramtest.User{ID: 0, FirstName: "Nobody"}  // no user id
+	robot = telegramtest.User{ID: 444, IsBot: true, FirstName: "Bot"}
 )
 
 type syncBuffer struct {
@@ -54,44 +55,44 @@ func (b *syncBuffer) String() string {
 }
 
 type rig struct {
-	fake *telegramfake.Server
+	fake *telegramtest.Server
 	ch   *Channel
-	res  *stubResolver
+	res  *chattest.Resolver
 	logs *syncBuffer
 }
 
-func baseConfig(apiURL string) config.Telegram {
-	return config.Telegram{
+func baseConfig(apiURL string) Config {
+	return Config{
 		APIURL: apiURL, Chats: []int64{group, oncall}, Approvers: []int64{alice.ID, carol.ID},
 		ChatApprovers: map[string][]int64{strconv.FormatInt(oncall, 10): {alice.ID}},
-		Mode:          "polling", DenyReasonWindow: config.Duration{Duration: 5 * time.Second},
-		PollTimeout: config.Duration{Duration: 3 * time.Second},
+		Mode:          ModePolling, WebhookSecretEnv: "TEST_TELEGRAM_WEBHOOK_SECRET", DenyReasonWindow: policy.Duration{Duration: 5 * time.Second},
+		PollTimeout: policy.Duration{Duration: 3 * time.Second},
 	}
 }
 
-func newChannel(t *testing.T, cfg config.Telegram, logs *syncBuffer) *Channel {
+var testSecrets = Secrets{Token: testToken, WebhookSecret: "s3cret-webhook_token"}
+
+func newChannel(t *testing.T, cfg Config, logs *syncBuffer) *Channel {
 	t.Helper()
-	ch, err := New(Options{
-		Config: cfg, Token: testToken, WebhookSecret: "s3cret-webhook_token",
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
+	ch, err := New(cfg, testSecrets, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ch.retry.Base, ch.retry.Max = 10*time.Millisecond, 50*time.Millisecond
 	return ch
 }
 
 // newRig runs a channel against a fresh fake, polling, with the stub resolver.
-func newRig(t *testing.T, edit func(*config.Telegram)) *rig {
+func newRig(t *testing.T, edit func(*Config)) *rig {
 	t.Helper()
-	fake := telegramfake.Start(t, telegramfake.Options{Token: testToken})
-	fake.AddChat(telegramfake.Chat{ID: group, Type: "supergroup", Title: "ops"})
-	fake.AddChat(telegramfake.Chat{ID: oncall, Type: "supergroup", Title: "on-call"})
+	fake := telegramtest.Start(t, telegramtest.Options{Token: testToken})
+	fake.AddChat(telegramtest.Chat{ID: group, Type: "supergroup", Title: "ops"})
+	fake.AddChat(telegramtest.Chat{ID: oncall, Type: "supergroup", Title: "on-call"})
 	cfg := baseConfig(fake.URL)
 	if edit != nil {
 		edit(&cfg)
 	}
-	r := &rig{fake: fake, res: newStub(), logs: &syncBuffer{}}
+	r := &rig{fake: fake, res: chattest.New(), logs: &syncBuffer{}}
 	r.ch = newChannel(t, cfg, r.logs)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -111,7 +112,7 @@ func newRig(t *testing.T, edit func(*config.Telegram)) *rig {
 			t.Logf("channel logs:\n%s", r.logs.String())
 		}
 	})
-	if cfg.Mode == "polling" {
+	if cfg.Mode == ModePolling {
 		fake.WaitFor(t, 10*time.Second, "the channel to poll", fake.Polling)
 	}
 	return r
@@ -130,7 +131,7 @@ func (r *rig) card(t *testing.T, req approval.Request, chats ...int64) (approval
 	for _, c := range chats {
 		req.Routes = append(req.Routes, approval.Target{Channel: Name, Chat: strconv.FormatInt(c, 10)})
 	}
-	r.res.add(req)
+	r.res.Add(req)
 	msgs := map[int64]int{}
 	for _, c := range chats {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -139,15 +140,15 @@ func (r *rig) card(t *testing.T, req approval.Request, chats ...int64) (approval
 		if err != nil {
 			t.Fatalf("Post: %v", err)
 		}
-		r.res.addCard(req.ID, ref)
+		r.res.AddCard(req.ID, ref)
 		msgs[c], _ = strconv.Atoi(ref.Message)
 	}
-	return r.res.request(req.ID), msgs
+	return r.res.Request(req.ID), msgs
 }
 
-func (r *rig) waitAnswer(t *testing.T, qid string) telegramfake.Answer {
+func (r *rig) waitAnswer(t *testing.T, qid string) telegramtest.Answer {
 	t.Helper()
-	var a telegramfake.Answer
+	var a telegramtest.Answer
 	r.fake.WaitFor(t, 10*time.Second, "answer to callback "+qid, func() bool {
 		var ok bool
 		a, ok = r.fake.AnswerTo(qid)
@@ -157,9 +158,9 @@ func (r *rig) waitAnswer(t *testing.T, qid string) telegramfake.Answer {
 }
 
 // waitReply waits for a bot message replying to msg and returns it.
-func (r *rig) waitReply(t *testing.T, chat int64, msg int) telegramfake.Message {
+func (r *rig) waitReply(t *testing.T, chat int64, msg int) telegramtest.Message {
 	t.Helper()
-	var out telegramfake.Message
+	var out telegramtest.Message
 	r.fake.WaitFor(t, 10*time.Second, fmt.Sprintf("a reply to message %d", msg), func() bool {
 		for _, m := range r.fake.BotMessages(chat) {
 			if m.ReplyTo == msg {
@@ -233,7 +234,7 @@ func TestPressByApproverDecides(t *testing.T) {
 	if a.ShowAlert || !strings.Contains(a.Text, "Allowed") {
 		t.Fatalf("answer %+v", a)
 	}
-	got := r.res.request(req.ID)
+	got := r.res.Request(req.ID)
 	if got.Outcome != approval.OutcomeAllowOnce || got.DecidedBy != "Alice (telegram:111)" {
 		t.Fatalf("decision %+v", got)
 	}
@@ -243,7 +244,7 @@ func TestPressByApproverDecides(t *testing.T) {
 	if !a.ShowAlert || !strings.Contains(a.Text, "Already decided (allow_once) by Alice") {
 		t.Fatalf("replay answer %+v", a)
 	}
-	if n := len(r.res.decisions()); n != 1 {
+	if n := len(r.res.Decisions()); n != 1 {
 		t.Fatalf("%d decisions, want 1", n)
 	}
 	if u := r.fake.Unanswered(); len(u) != 0 {
@@ -260,11 +261,11 @@ func TestPressAuthorization(t *testing.T) {
 	if _, err := r.res.Decide(context.Background(), decided.ID, gate.Decision{Outcome: approval.OutcomeDeny, DecidedBy: "Op"}); err != nil {
 		t.Fatal(err)
 	}
-	<-r.res.decideCh
+	r.res.NextDecision(t, 10*time.Second)
 	cases := []struct {
 		name      string
 		chat      int64
-		from      telegramfake.User
+		from      telegramtest.User
 		data      func(id string) string
 		wantText  string
 		wantAudit string
@@ -283,19 +284,19 @@ func TestPressAuthorization(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			target, msgs := r.card(t, approval.Request{}, tc.chat)
-			auditsBefore := len(r.res.audits())
+			auditsBefore := len(r.res.Audits())
 			qid := r.fake.Press(tc.chat, msgs[tc.chat], tc.from, tc.data(target.ID))
 			a := r.waitAnswer(t, qid)
 			if !a.ShowAlert || !strings.Contains(a.Text, tc.wantText) {
 				t.Errorf("answer %+v, want an alert with %q", a, tc.wantText)
 			}
-			if got := r.res.request(target.ID); got.State != approval.StatePending {
+			if got := r.res.Request(target.ID); got.State != approval.StatePending {
 				t.Errorf("request was decided: %+v", got)
 			}
-			if got := r.res.request(elsewhere.ID); got.State != approval.StatePending {
+			if got := r.res.Request(elsewhere.ID); got.State != approval.StatePending {
 				t.Errorf("the other chat's request was decided: %+v", got)
 			}
-			audits := r.res.audits()[auditsBefore:]
+			audits := r.res.Audits()[auditsBefore:]
 			if tc.wantAudit == "" {
 				if len(audits) != 0 {
 					t.Errorf("unexpected audit entries %+v", audits)
@@ -307,7 +308,7 @@ func TestPressAuthorization(t *testing.T) {
 			}
 		})
 	}
-	if n := len(r.res.decisions()); n != 1 {
+	if n := len(r.res.Decisions()); n != 1 {
 		t.Fatalf("%d decisions were made, want only the setup's one", n)
 	}
 }
@@ -322,7 +323,7 @@ func TestPressOnInaccessibleMessage(t *testing.T) {
 	if a.ShowAlert {
 		t.Fatalf("answer %+v", a)
 	}
-	if got := r.res.request(req.ID); got.Outcome != approval.OutcomeAllowOnce {
+	if got := r.res.Request(req.ID); got.Outcome != approval.OutcomeAllowOnce {
 		t.Fatalf("request %+v", got)
 	}
 }
@@ -339,7 +340,7 @@ func TestDenyAsksForReason(t *testing.T) {
 	if !prompt.ForceReply || !prompt.ForceReplySelective || !strings.Contains(prompt.Text, "tg://user?id=111") {
 		t.Fatalf("prompt %+v", prompt)
 	}
-	if got := r.res.request(req.ID); got.State != approval.StatePending {
+	if got := r.res.Request(req.ID); got.State != approval.StatePending {
 		t.Fatalf("decided before the reason came: %+v", got)
 	}
 	// Someone else's reply is not the reason.
@@ -348,7 +349,7 @@ func TestDenyAsksForReason(t *testing.T) {
 		t.Fatalf("reply to bob: %q", m.Plain)
 	}
 	r.fake.Say(group, &alice, "wrong directory, use /tmp", prompt.ID)
-	d := <-r.res.decideCh
+	d := r.res.NextDecision(t, 10*time.Second)
 	if d.Outcome != approval.OutcomeDeny || d.Reason != "wrong directory, use /tmp" || d.DecidedBy != "Alice (telegram:111)" {
 		t.Fatalf("decision %+v", d)
 	}
@@ -361,27 +362,23 @@ func TestDenyReasonAsReplyToCard(t *testing.T) {
 	r.waitAnswer(t, qid)
 	r.waitReply(t, group, msgs[group])
 	r.fake.Say(group, &alice, "not on a Friday", msgs[group])
-	d := <-r.res.decideCh
+	d := r.res.NextDecision(t, 10*time.Second)
 	if d.Outcome != approval.OutcomeDeny || d.Reason != "not on a Friday" {
 		t.Fatalf("decision %+v", d)
 	}
 }
 
 func TestDenyWithoutReasonAfterWindow(t *testing.T) {
-	r := newRig(t, func(c *config.Telegram) { c.DenyReasonWindow.Duration = 300 * time.Millisecond })
+	r := newRig(t, func(c *Config) { c.DenyReasonWindow.Duration = 300 * time.Millisecond })
 	req, msgs := r.card(t, approval.Request{}, group)
 	start := time.Now()
 	r.waitAnswer(t, r.fake.PressButton(group, msgs[group], alice, "ab1:deny:"))
-	select {
-	case d := <-r.res.decideCh:
-		if d.Outcome != approval.OutcomeDeny || d.Reason != "" {
-			t.Fatalf("decision %+v", d)
-		}
-		if time.Since(start) < 300*time.Millisecond {
-			t.Fatalf("denied before the window passed")
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no deny after the window; request %+v", r.res.request(req.ID))
+	d := r.res.NextDecision(t, 10*time.Second)
+	if d.Outcome != approval.OutcomeDeny || d.Reason != "" {
+		t.Fatalf("decision %+v; request %+v", d, r.res.Request(req.ID))
+	}
+	if time.Since(start) < 300*time.Millisecond {
+		t.Fatalf("denied before the window passed")
 	}
 }
 
@@ -398,7 +395,7 @@ func TestCommands(t *testing.T) {
 	third, msgs3 := r.card(t, approval.Request{CreatedAt: time.Now().Add(-1 * time.Second)}, group)
 	fourth, _ := r.card(t, approval.Request{}, group)
 
-	say := func(from *telegramfake.User, text string, replyTo int) string {
+	say := func(from *telegramtest.User, text string, replyTo int) string {
 		t.Helper()
 		id := r.fake.Say(group, from, text, replyTo)
 		return r.waitReply(t, group, id).Plain
@@ -408,26 +405,26 @@ func TestCommands(t *testing.T) {
 	}
 	// FIFO: /approve takes the oldest.
 	say(&alice, "/approve", 0)
-	if got := r.res.request(first.ID); got.Outcome != approval.OutcomeAllowOnce {
+	if got := r.res.Request(first.ID); got.Outcome != approval.OutcomeAllowOnce {
 		t.Fatalf("/approve did not take the oldest: %+v", got)
 	}
 	// A reply to a card targets that card.
 	say(&alice, "/deny not this one", msgs3[group])
-	if got := r.res.request(third.ID); got.Outcome != approval.OutcomeDeny || got.Reason != "not this one" {
+	if got := r.res.Request(third.ID); got.Outcome != approval.OutcomeDeny || got.Reason != "not this one" {
 		t.Fatalf("reply-to-card /deny: %+v", got)
 	}
 	// A reply to a card that is no longer live never falls back to the oldest.
 	if got := say(&alice, "/approve", msgs3[group]); !strings.Contains(got, "not a request waiting") {
 		t.Fatalf("reply to a decided card: %q", got)
 	}
-	if got := r.res.request(second.ID); got.State != approval.StatePending {
+	if got := r.res.Request(second.ID); got.State != approval.StatePending {
 		t.Fatalf("a reply to a dead card decided the oldest: %+v", got)
 	}
 	// Commands for another bot are not ours.
 	other := r.fake.Say(group, &alice, "/approve@some_other_bot", 0)
 	// /deny <id> <reason>, addressed to this bot.
 	say(&alice, "/deny@approvebot_test_bot "+fourth.ID+" too risky", 0)
-	if got := r.res.request(fourth.ID); got.Outcome != approval.OutcomeDeny || got.Reason != "too risky" {
+	if got := r.res.Request(fourth.ID); got.Outcome != approval.OutcomeDeny || got.Reason != "too risky" {
 		t.Fatalf("/deny <id>: %+v", got)
 	}
 	for _, m := range r.fake.BotMessages(group) {
@@ -436,21 +433,21 @@ func TestCommands(t *testing.T) {
 		}
 	}
 	// A non-approver's command changes nothing, is audited, and is answered once per window.
-	before := len(r.res.audits())
+	before := len(r.res.Audits())
 	if got := say(&bob, "/approve", 0); got != chatops.TextNotApprover {
 		t.Fatalf("bob's /approve: %q", got)
 	}
 	r.fake.Say(group, &bob, "/approve "+second.ID, 0)
-	r.fake.WaitFor(t, 5*time.Second, "two audit entries", func() bool { return len(r.res.audits()) >= before+2 })
+	r.fake.WaitFor(t, 5*time.Second, "two audit entries", func() bool { return len(r.res.Audits()) >= before+2 })
 	// A message without a sender (anonymous admin, channel post) is refused.
 	say(nil, "/approve", 0)
-	r.fake.WaitFor(t, 5*time.Second, "three audit entries", func() bool { return len(r.res.audits()) >= before+3 })
-	if got := r.res.request(second.ID); got.State != approval.StatePending {
+	r.fake.WaitFor(t, 5*time.Second, "three audit entries", func() bool { return len(r.res.Audits()) >= before+3 })
+	if got := r.res.Request(second.ID); got.State != approval.StatePending {
 		t.Fatalf("a refused command decided: %+v", got)
 	}
 	// /approve <id> by an approver.
 	say(&alice, "/approve "+second.ID, 0)
-	if got := r.res.request(second.ID); got.Outcome != approval.OutcomeAllowOnce {
+	if got := r.res.Request(second.ID); got.Outcome != approval.OutcomeAllowOnce {
 		t.Fatalf("/approve <id>: %+v", got)
 	}
 	if got := say(&alice, "/approve", 0); got != chatops.TextNoPending {
@@ -484,7 +481,7 @@ func TestDetailsFollowUp(t *testing.T) {
 	if a.ShowAlert || a.Text != textDetailsSent {
 		t.Fatalf("answer %+v", a)
 	}
-	var parts []telegramfake.Message
+	var parts []telegramtest.Message
 	r.fake.WaitFor(t, 10*time.Second, "details messages", func() bool {
 		parts = nil
 		for _, m := range r.fake.BotMessages(group) {
@@ -496,7 +493,7 @@ func TestDetailsFollowUp(t *testing.T) {
 	})
 	var all strings.Builder
 	for _, p := range parts {
-		if len([]rune(p.Plain)) > telegramfake.MaxText {
+		if len([]rune(p.Plain)) > telegramtest.MaxText {
 			t.Fatalf("details part of %d characters", len([]rune(p.Plain)))
 		}
 		_, body, _ := strings.Cut(p.Plain, "\n")
@@ -505,7 +502,7 @@ func TestDetailsFollowUp(t *testing.T) {
 	if !strings.Contains(all.String(), "echo 'a<b>&c'") {
 		t.Fatalf("details lost their text: %q", all.String()[:200])
 	}
-	if got := r.res.request(req.ID); got.State != approval.StatePending {
+	if got := r.res.Request(req.ID); got.State != approval.StatePending {
 		t.Fatalf("details decided: %+v", got)
 	}
 }
@@ -513,14 +510,14 @@ func TestDetailsFollowUp(t *testing.T) {
 func TestRetryHonoursRetryAfter(t *testing.T) {
 	r := newRig(t, nil)
 	req := approval.Request{ID: gate.NewID(), Tool: "bash", Summary: "ls", State: approval.StatePending}
-	r.fake.Inject(telegramfake.Fault{Method: "sendMessage", Code: 429, RetryAfter: 1, Times: 2})
+	r.fake.Inject(telegramtest.Fault{Method: "sendMessage", Code: 429, RetryAfter: 1})
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := r.ch.Post(ctx, strconv.FormatInt(group, 10), render.CardFor(&req)); err != nil {
 		t.Fatal(err)
 	}
-	if el := time.Since(start); el < 2*time.Second {
+	if el := time.Since(start); el < time.Second {
 		t.Fatalf("posted after %s: retry_after was not honoured", el)
 	}
 	if n := len(r.fake.BotMessages(group)); n != 1 {
@@ -528,7 +525,7 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 	}
 
 	// A retry_after past the deadline gives up at once.
-	r.fake.Inject(telegramfake.Fault{Method: "sendMessage", Code: 429, RetryAfter: 30})
+	r.fake.Inject(telegramtest.Fault{Method: "sendMessage", Code: 429, RetryAfter: 30})
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel2()
 	start = time.Now()
@@ -548,16 +545,16 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 func TestRetryStatusCodes(t *testing.T) {
 	cases := []struct {
 		name      string
-		fault     telegramfake.Fault
+		fault     telegramtest.Fault
 		chat      int64
 		wantCalls int
 		wantErr   string
 	}{
-		{"500 retried", telegramfake.Fault{Method: "sendMessage", Code: 500, Times: 2}, group, 3, ""},
-		{"502 proxy page retried", telegramfake.Fault{Method: "sendMessage", Code: 502, Raw: "<html>Bad Gateway</html>", Times: 1}, group, 2, ""},
-		{"429 retried", telegramfake.Fault{Method: "sendMessage", Code: 429, RetryAfter: 0, Times: 1}, group, 2, ""},
-		{"403 not retried", telegramfake.Fault{Method: "sendMessage", Code: 403, Description: "Forbidden: bot was kicked from the supergroup chat"}, group, 1, "403"},
-		{"unknown chat not retried", telegramfake.Fault{}, -999, 1, "chat not found"},
+		{"500 retried", telegramtest.Fault{Method: "sendMessage", Code: 500, Times: 2}, group, 3, ""},
+		{"502 proxy page retried", telegramtest.Fault{Method: "sendMessage", Code: 502, Raw: "<html>Bad Gateway</html>", Times: 1}, group, 2, ""},
+		{"429 retried", telegramtest.Fault{Method: "sendMessage", Code: 429, RetryAfter: 0, Times: 1}, group, 2, ""},
+		{"403 not retried", telegramtest.Fault{Method: "sendMessage", Code: 403, Description: "Forbidden: bot was kicked from the supergroup chat"}, group, 1, "403"},
+		{"unknown chat not retried", telegramtest.Fault{}, -999, 1, "chat not found"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -590,7 +587,7 @@ func TestTokenNeverInErrors(t *testing.T) {
 	logs := &syncBuffer{}
 	ch := newChannel(t, baseConfig(url), logs)
 	req := approval.Request{ID: gate.NewID(), Tool: "bash", Summary: "ls", State: approval.StatePending}
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err := ch.Post(ctx, "-1001", render.CardFor(&req))
 	if err == nil {
@@ -610,8 +607,8 @@ func TestTokenNeverInErrors(t *testing.T) {
 	}
 
 	// A fake that rejects the token: 401, not retried, and said plainly.
-	fake := telegramfake.Start(t, telegramfake.Options{Token: "987:other-token"})
-	fake.AddChat(telegramfake.Chat{ID: group})
+	fake := telegramtest.Start(t, telegramtest.Options{Token: "987:other-token"})
+	fake.AddChat(telegramtest.Chat{ID: group})
 	ch = newChannel(t, baseConfig(fake.URL), logs)
 	_, err = ch.Post(context.Background(), strconv.FormatInt(group, 10), render.CardFor(&req))
 	var ae *APIError
@@ -626,23 +623,26 @@ func TestTokenNeverInErrors(t *testing.T) {
 func TestNewRejectsBadConfig(t *testing.T) {
 	cases := []struct {
 		name string
-		edit func(*Options)
+		edit func(*Config, *Secrets)
 		want string
 	}{
-		{"empty token", func(o *Options) { o.Token = "" }, "token is empty"},
-		{"token shape", func(o *Options) { o.Token = "nocolon" }, "BotFather"},
-		{"no approvers", func(o *Options) { o.Config.Approvers = nil }, "approver"},
-		{"webhook without secret", func(o *Options) { o.Config.Mode = "webhook"; o.WebhookSecret = "" }, "secret"},
-		{"webhook secret charset", func(o *Options) { o.Config.Mode = "webhook"; o.WebhookSecret = "a b" }, "secret"},
-		{"bad chat_approvers key", func(o *Options) { o.Config.ChatApprovers = map[string][]int64{"ops": {1}} }, "chat_approvers"},
-		{"bad mode", func(o *Options) { o.Config.Mode = "push" }, "mode"},
-		{"per-chat approver not an approver", func(o *Options) { o.Config.ChatApprovers = map[string][]int64{"-1": {bob.ID}} }, "not in approvers"},
+		{"empty token", func(_ *Config, s *Secrets) { s.Token = "" }, "token is empty"},
+		{"token shape", func(_ *Config, s *Secrets) { s.Token = "nocolon" }, "BotFather"},
+		{"no approvers", func(c *Config, _ *Secrets) { c.Approvers = nil }, "channels.telegram.approvers"},
+		{"webhook without secret", func(c *Config, s *Secrets) { c.Mode = ModeWebhook; c.WebhookSecretEnv = "X"; s.WebhookSecret = "" }, "secret"},
+		{"webhook without secret env", func(c *Config, _ *Secrets) { c.Mode = ModeWebhook; c.WebhookSecretEnv = "" }, "webhook_secret_env"},
+		{"webhook secret charset", func(c *Config, s *Secrets) { c.Mode = ModeWebhook; c.WebhookSecretEnv = "X"; s.WebhookSecret = "a b" }, "secret"},
+		{"bad chat_approvers key", func(c *Config, _ *Secrets) { c.ChatApprovers = map[string][]int64{"ops": {1}} }, "chat_approvers"},
+		{"bad mode", func(c *Config, _ *Secrets) { c.Mode = "push" }, "channels.telegram.mode"},
+		{"per-chat approver not an approver", func(c *Config, _ *Secrets) { c.ChatApprovers = map[string][]int64{"-1": {bob.ID}} }, "not in approvers"},
+		{"poll timeout too short", func(c *Config, _ *Secrets) { c.PollTimeout.Duration = time.Second }, "channels.telegram.poll_timeout: must be at least 2s"},
+		{"webhook path", func(c *Config, _ *Secrets) { c.WebhookPath = "hook" }, "webhook_path"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			o := Options{Config: baseConfig("http://127.0.0.1:1"), Token: testToken, WebhookSecret: "ok"}
-			tc.edit(&o)
-			_, err := New(o)
+			cfg, sec := baseConfig("http://127.0.0.1:1"), Secrets{Token: testToken, WebhookSecret: "ok"}
+			tc.edit(&cfg, &sec)
+			_, err := New(cfg, sec, nil, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want %q", err, tc.want)
 			}
@@ -654,8 +654,9 @@ func TestNewRejectsBadConfig(t *testing.T) {
 }
 
 func TestWebhook(t *testing.T) {
-	r := newRig(t, func(c *config.Telegram) { c.Mode = "webhook" })
-	srv := httptest.NewServer(r.ch.WebhookHandler())
+	r := newRig(t, func(c *Config) { c.Mode = ModeWebhook })
+	_, h := r.ch.HTTPHandler()
+	srv := httptest.NewServer(h)
 	defer srv.Close()
 	req, msgs := r.card(t, approval.Request{}, group)
 
@@ -688,10 +689,10 @@ func TestWebhook(t *testing.T) {
 			t.Errorf("secret %q: status %d, want %d", tc.secret, got, tc.want)
 		}
 	}
-	if got := r.res.request(req.ID); got.State != approval.StatePending {
+	if got := r.res.Request(req.ID); got.State != approval.StatePending {
 		t.Fatalf("a refused webhook call decided: %+v", got)
 	}
-	audits := r.res.audits()
+	audits := r.res.Audits()
 	if len(audits) != 1 || !strings.Contains(audits[0].Reason, "wrong secret") {
 		t.Fatalf("audit %+v, want one entry (rate-limited) for the wrong secrets", audits)
 	}
@@ -703,14 +704,14 @@ func TestWebhook(t *testing.T) {
 	r.fake.UseWebhook(srv.URL, "s3cret-webhook_token")
 	qid := r.fake.PressButton(group, msgs[group], alice, "ab1:once:")
 	r.waitAnswer(t, qid)
-	if got := r.res.request(req.ID); got.Outcome != approval.OutcomeAllowOnce {
+	if got := r.res.Request(req.ID); got.Outcome != approval.OutcomeAllowOnce {
 		t.Fatalf("webhook press: %+v", got)
 	}
 }
 
 func TestWebhookRegistered(t *testing.T) {
-	r := newRig(t, func(c *config.Telegram) {
-		c.Mode = "webhook"
+	r := newRig(t, func(c *Config) {
+		c.Mode = ModeWebhook
 		c.WebhookURL = "https://bot.example.com/telegram/webhook"
 	})
 	r.fake.WaitFor(t, 10*time.Second, "setWebhook", func() bool { u, _ := r.fake.Webhook(); return u != "" })
@@ -726,18 +727,124 @@ func TestWebhookRegistered(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
-	fake := telegramfake.Start(t, telegramfake.Options{Token: testToken})
+	fake := telegramtest.Start(t, telegramtest.Options{Token: testToken})
 	ch := newChannel(t, baseConfig(fake.URL), &syncBuffer{})
 	if h := ch.Health(); h.OK {
 		t.Fatalf("healthy before any call: %+v", h)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { ch.Run(ctx, newStub()); close(done) }()
+	go func() { ch.Run(ctx, chattest.New()); close(done) }()
 	defer func() { cancel(); <-done }()
 	fake.WaitFor(t, 10*time.Second, "health OK", func() bool { return ch.Health().OK })
 	fake.WaitFor(t, 10*time.Second, "health to name the bot", func() bool { return strings.HasSuffix(ch.Health().Detail, "@approvebot_test_bot") })
 	if h := ch.Health(); h.Detail != "long polling as @approvebot_test_bot" || h.LastOK.IsZero() {
 		t.Fatalf("health %+v", h)
+	}
+}
+
+// An update the library cannot decode is skipped, logged once with its id and counted,
+// and the updates behind it still arrive: the press after it decides.
+func TestUndecodableUpdateDoesNotStallPolling(t *testing.T) {
+	r := newRig(t, nil)
+	req, msgs := r.card(t, approval.Request{}, group)
+	bad := r.fake.ForwardUnknownOrigin(group, alice, "look at this")
+	qid := r.fake.PressButton(group, msgs[group], alice, "ab1:once:")
+	if a := r.waitAnswer(t, qid); a.ShowAlert || !strings.Contains(a.Text, "Allowed") {
+		t.Fatalf("the press behind the bad update: %+v", a)
+	}
+	if got := r.res.Request(req.ID); got.Outcome != approval.OutcomeAllowOnce {
+		t.Fatalf("request %+v", got)
+	}
+	r.fake.WaitFor(t, 10*time.Second, "every update confirmed", func() bool { return r.fake.PendingUpdates() == 0 })
+	if n := r.res.Skips(Name); n != 1 {
+		t.Fatalf("%d updates counted as skipped, want 1", n)
+	}
+	logged := strings.Count(r.logs.String(), "telegram update skipped")
+	if logged != 1 || !strings.Contains(r.logs.String(), fmt.Sprintf("update_id=%d", bad)) {
+		t.Fatalf("skip logged %d time(s), want once with update_id=%d:\n%s", logged, bad, r.logs.String())
+	}
+}
+
+func TestWebhookSkipsUndecodableUpdate(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.Mode = ModeWebhook })
+	_, h := r.ch.HTTPHandler()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	req, msgs := r.card(t, approval.Request{}, group)
+	r.fake.UseWebhook(srv.URL, testSecrets.WebhookSecret)
+	r.fake.ForwardUnknownOrigin(group, alice, "look at this")
+	r.waitAnswer(t, r.fake.PressButton(group, msgs[group], alice, "ab1:once:"))
+	if got := r.res.Request(req.ID); got.Outcome != approval.OutcomeAllowOnce {
+		t.Fatalf("the press behind the bad update: %+v", got)
+	}
+	if n := r.res.Skips(Name); n != 1 {
+		t.Fatalf("%d updates counted as skipped, want 1", n)
+	}
+}
+
+func TestDecodeUpdate(t *testing.T) {
+	cases := []struct {
+		name, raw string
+		id        int64
+		ok        bool
+	}{
+		{"a message", `{"update_id":7,"message":{"message_id":1,"date":1,"chat":{"id":1,"type":"private"},"text":"hi"}}`, 7, true},
+		{"a newer origin type", `{"update_id":8,"message":{"message_id":1,"date":1,"chat":{"id":1,"type":"private"},"forward_origin":{"type":"future_origin","date":1}}}`, 8, false},
+		{"a field of the wrong type", `{"update_id":9,"callback_query":"nope"}`, 9, false},
+		{"no update_id", `{"message":{}}`, -1, false},
+		{"not an object", `[1]`, -1, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			id, u, err := decodeUpdate([]byte(c.raw))
+			if id != c.id || (err == nil) != c.ok || (u != nil) != c.ok {
+				t.Fatalf("decodeUpdate = %d, %v, %v; want id %d ok %v", id, u, err, c.id, c.ok)
+			}
+		})
+	}
+}
+
+// A failing getUpdates (a proxy's error page, a 5xx, a 429, a second poller's 409) is
+// logged, reported in Health and retried after a backoff; the press waiting behind it
+// still arrives.
+func TestPollingRecoversFromErrors(t *testing.T) {
+	cases := []telegramtest.Fault{
+		{Method: "getUpdates", Code: 502, Raw: "<html>Bad Gateway</html>", Times: 2},
+		{Method: "getUpdates", Code: 500, Times: 2},
+		{Method: "getUpdates", Code: 429, RetryAfter: 1},
+		{Method: "getUpdates", Code: 409, Description: telegramtest.ErrPollConflict},
+	}
+	for _, fault := range cases {
+		t.Run(strconv.Itoa(fault.Code), func(t *testing.T) {
+			r := newRig(t, nil)
+			_, msgs := r.card(t, approval.Request{}, group)
+			before := len(r.fake.Calls("getUpdates"))
+			r.fake.Inject(fault)
+			// Chatter ends the poll being held; the polls after it fail.
+			r.fake.Say(group, &bob, "anyone around?", 0)
+			want := max(fault.Times, 1)
+			failed := func() int {
+				n := 0
+				for _, c := range r.fake.Calls("getUpdates")[before:] {
+					if c.Status == fault.Code {
+						n++
+					}
+				}
+				return n
+			}
+			r.fake.WaitFor(t, 10*time.Second, "the failed polls", func() bool { return failed() == want })
+			qid := r.fake.PressButton(group, msgs[group], alice, "ab1:once:")
+			r.waitAnswer(t, qid)
+			if n := len(r.res.Decisions()); n != 1 {
+				t.Fatalf("%d decisions after the failed polls", n)
+			}
+			if n := failed(); n != want {
+				t.Fatalf("%d failed polls, want %d", n, want)
+			}
+			if !strings.Contains(r.logs.String(), "telegram update loop error") {
+				t.Fatalf("the failed poll was not logged:\n%s", r.logs.String())
+			}
+		})
 	}
 }

@@ -4,11 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"html"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,6 +17,7 @@ import (
 	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/core/chatops"
 	"github.com/approvebot/approvebot/core/render"
+	"github.com/approvebot/approvebot/internal/inbound"
 )
 
 // Private answers that only Telegram needs.
@@ -43,11 +41,6 @@ type prompt struct {
 }
 
 func reasonKey(chat, user, request string) string { return chat + "|" + user + "|" + request }
-
-// onUpdate is the library's handler, called for every update in order (one at a time).
-func (c *Channel) onUpdate(ctx context.Context, _ *bot.Bot, u *models.Update) {
-	c.handleUpdate(ctx, u)
-}
 
 func (c *Channel) handleUpdate(ctx context.Context, u *models.Update) {
 	if u == nil {
@@ -116,14 +109,12 @@ func (c *Channel) handlePress(ctx context.Context, ops *chatops.Ops, waits *chat
 	if !valid {
 		// Ops refuses (and audits) a stranger; an approver's malformed data is audited here.
 		a := ops.Press(ctx, chat, msg, actor, render.Action(""), "", false)
-		if a.Text != chatops.TextNotApprover {
+		if a.Kind != chatops.KindNotApprover {
 			ops.Resolver.Audit(ctx, approval.AuditEntry{
 				Event: approval.EventUnauthorized, Channel: Name, Actor: Name + ":" + actor.ID + " chat " + chat,
 				Reason: "button press with malformed data",
 			})
-			if c.refused != nil {
-				c.refused()
-			}
+			chatops.CounterOf(ops.Resolver).Refused(Name)
 			a.Text = textBadButton
 		}
 		answer(a.Text, true)
@@ -131,12 +122,12 @@ func (c *Channel) handlePress(ctx context.Context, ops *chatops.Ops, waits *chat
 	}
 	a := ops.Press(ctx, chat, msg, actor, action, id, true)
 	switch {
-	case a.NeedReason:
+	case a.Kind == chatops.KindNeedReason:
 		key := reasonKey(chat, actor.ID, id)
 		waits.Start(ctx, key, chat, actor, id, func(chatops.Answer) { c.forgetPrompt(key) })
 		answer(a.Text, false)
 		c.askReason(ctx, chatID, msgID, actor, key, id)
-	case a.Details != "":
+	case a.Kind == chatops.KindDetails && a.Details != "":
 		answer(textDetailsSent, false)
 		details := a.Details
 		c.spawn(func() {
@@ -149,9 +140,9 @@ func (c *Channel) handlePress(ctx context.Context, ops *chatops.Ops, waits *chat
 				}
 			}
 		})
-	case a.Decided:
+	case a.Decided():
 		answer(a.Text, false)
-	case action == render.ActionDetails && a.Text == "":
+	case a.Kind == chatops.KindDetails:
 		answer("Nothing more to show: the card has the whole action.", false)
 	default:
 		answer(a.Text, true)
@@ -298,7 +289,7 @@ func (c *Channel) runCommand(ctx context.Context, ops *chatops.Ops, m *models.Me
 		return
 	}
 	a := ops.Command(ctx, chat, actor, cmd, replyTo)
-	if a.Text == chatops.TextNotApprover {
+	if a.Kind == chatops.KindNotApprover {
 		c.replyRefusal(ctx, m, chat, actor.ID, a.Text)
 		return
 	}
@@ -410,16 +401,24 @@ func (c *Channel) answer(ctx context.Context, queryID, text string, alert bool) 
 	}
 }
 
-// WebhookHandler serves Telegram's webhook calls (webhook mode). It checks the
-// X-Telegram-Bot-Api-Secret-Token header in constant time and answers 401 to a wrong one
-// (the library's own handler answers 200), caps the body, and handles the update before
-// answering, so a failure is retried by Telegram rather than lost.
-func (c *Channel) WebhookHandler() http.Handler {
+// HTTPHandler is what the channel serves on the API listener: in webhook mode, Telegram's
+// webhook calls at webhook_path; otherwise nothing ("", nil).
+func (c *Channel) HTTPHandler() (string, http.Handler) {
+	if c.cfg.Mode != ModeWebhook {
+		return "", nil
+	}
+	return c.cfg.WebhookPath, c.webhookHandler()
+}
+
+// webhookHandler checks the X-Telegram-Bot-Api-Secret-Token header in constant time and
+// answers 401 to a wrong one (the library's own handler answers 200), caps the body, and
+// handles the update before answering, so a failure is retried by Telegram rather than
+// lost. An update the library cannot decode is skipped (logged, counted) and answered 200:
+// Telegram would otherwise send it again and hold back every update behind it.
+func (c *Channel) webhookHandler() http.Handler {
 	want := sha256.Sum256([]byte(c.secret))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.Header().Set("Allow", http.MethodPost)
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		if !inbound.Post(w, r) {
 			return
 		}
 		got := sha256.Sum256([]byte(r.Header.Get("X-Telegram-Bot-Api-Secret-Token")))
@@ -428,37 +427,34 @@ func (c *Channel) WebhookHandler() http.Handler {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
-		if err != nil {
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				http.Error(w, "update too large", http.StatusRequestEntityTooLarge)
-				return
-			}
-			http.Error(w, "bad body", http.StatusBadRequest)
+		body, ok := inbound.Body(w, r, maxWebhookBody)
+		if !ok {
 			return
 		}
-		var u models.Update
-		if err := json.Unmarshal(body, &u); err != nil {
-			http.Error(w, "bad update", http.StatusBadRequest)
-			return
-		}
-		if ops, _ := c.current(); ops == nil {
+		ops, _ := c.current()
+		if ops == nil {
 			// Not running yet (or shutting down): Telegram delivers it again later.
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}
-		c.handleUpdate(r.Context(), &u)
+		id, u, err := decodeUpdate(body)
+		switch {
+		case err != nil && id < 0:
+			http.Error(w, "bad update", http.StatusBadRequest)
+			return
+		case err != nil:
+			c.skipUpdate(chatops.CounterOf(ops.Resolver), id, err)
+		default:
+			c.handleUpdate(r.Context(), u)
+		}
 		w.WriteHeader(http.StatusOK)
 	})
 }
 
 // badWebhookSecret counts and audits a webhook call with a wrong secret (audited at most
-// once a minute, so a flood cannot grow the trail without bound).
+// once a minute, so a flood cannot grow the trail without bound). Before Run there is no
+// resolver to count or audit with; the call is still refused.
 func (c *Channel) badWebhookSecret(r *http.Request) {
-	if c.refused != nil {
-		c.refused()
-	}
 	now := c.now()
 	c.mu.Lock()
 	audit := now.Sub(c.badAuth) >= time.Minute
@@ -467,6 +463,9 @@ func (c *Channel) badWebhookSecret(r *http.Request) {
 	}
 	ops := c.ops
 	c.mu.Unlock()
+	if ops != nil {
+		chatops.CounterOf(ops.Resolver).Refused(Name)
+	}
 	if !audit {
 		return
 	}

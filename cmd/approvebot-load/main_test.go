@@ -31,6 +31,7 @@ func runJSON(t *testing.T, args ...string) (*Report, string) {
 }
 
 func TestShortMixedRun(t *testing.T) {
+	t.Parallel()
 	rep, logs := runJSON(t, "-agents", "8", "-duration", "1500ms", "-verify", "40", "-think", "5ms")
 	l := rep.Load
 	if l == nil {
@@ -56,6 +57,7 @@ func TestShortMixedRun(t *testing.T) {
 }
 
 func TestShortHold(t *testing.T) {
+	t.Parallel()
 	rep, logs := runJSON(t, "-hold", "300", "-approvers", "4")
 	h := rep.Hold
 	if h == nil {

@@ -269,6 +269,7 @@ func agGarbageServers(t *testing.T) []struct{ name, url, why string } {
 }
 
 func TestHookClaudeCode(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, agServerOpts)
 	env := agEnv(s.URL, testserver.AgentToken)
 	hook := func(t *testing.T, stdin string, extra ...string) string {
@@ -589,6 +590,7 @@ func agMCPDeny(message string) string {
 }
 
 func TestMCPApprovalPrompt(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, agServerOpts)
 	env := agEnv(s.URL, testserver.AgentToken)
 	check := func(t *testing.T, got, want string) {
@@ -789,6 +791,7 @@ func TestMCPApprovalPrompt(t *testing.T) {
 }
 
 func TestAskAndExec(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, agServerOpts)
 	env := agEnv(s.URL, testserver.AgentToken)
 	opEnv := agEnv(s.URL, testserver.OperatorToken)
@@ -970,6 +973,13 @@ func TestAskAndExec(t *testing.T) {
 		if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(out, "source=unattended") {
 			t.Fatalf("audit text: %d %q", code, out)
 		}
+		out, code = agRun(t, opEnv, "", "audit", "-session", "op-sess", "-outcome", "deny", "-source", "unattended", "-since", "1h", "-json")
+		if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"source":"unattended"`) {
+			t.Fatalf("audit filtered: %d %q", code, out)
+		}
+		if out, code = agRun(t, opEnv, "", "audit", "-outcome", "denied"); code != 1 || out != "" {
+			t.Fatalf("audit with an unknown outcome: %d %q", code, out)
+		}
 		out, code = agRun(t, opEnv, "", "allowlist", "list")
 		if code != 0 || out != "no persisted allowlist entries\n" {
 			t.Fatalf("allowlist list: %d %q", code, out)
@@ -993,6 +1003,7 @@ func TestAskAndExec(t *testing.T) {
 // client re-polls across the restart (here through a proxy on a fixed address, as the
 // restarted server listens on a new port) and gets the decision made afterwards.
 func TestAskSurvivesServerRestart(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{Server: `approval_timeout = "60s"`})
 	var target atomic.Pointer[url.URL]
 	u, _ := url.Parse(s.URL)
@@ -1023,6 +1034,7 @@ func TestAskSurvivesServerRestart(t *testing.T) {
 }
 
 func TestShellQuoteRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		argv []string
 		want string

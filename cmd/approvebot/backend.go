@@ -10,6 +10,7 @@ import (
 	"github.com/approvebot/approvebot/config"
 	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/core/gate"
+	"github.com/approvebot/approvebot/core/ledger"
 	"github.com/approvebot/approvebot/core/policy"
 	"github.com/approvebot/approvebot/store"
 	"github.com/approvebot/approvebot/store/etcd"
@@ -20,7 +21,11 @@ import (
 type backend interface {
 	gate.Store
 	policy.PersistedAllowlist
-	Audit(ctx context.Context, q approval.AuditQuery) ([]approval.AuditEntry, error)
+	Audit(ctx context.Context, q approval.AuditQuery) (approval.AuditPage, error)
+	AuditCounts(ctx context.Context, since, until time.Time) ([]approval.HourCount, error)
+	Grants(ctx context.Context, limit int) ([]ledger.Item, int, error)
+	Denials(ctx context.Context, limit int) ([]ledger.Item, int, error)
+	PausedSessions(ctx context.Context, limit int) ([]ledger.Session, int, error)
 	ListAllowlist(ctx context.Context) ([]approval.AllowlistItem, error)
 	RevokeAllowlist(ctx context.Context, sel approval.AllowlistSelector, audit approval.AuditEntry) ([]approval.AllowlistItem, error)
 	Prune(ctx context.Context, before time.Time, maxEntries int) (audit, requests int, err error)

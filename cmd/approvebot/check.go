@@ -30,6 +30,7 @@ type checkResult struct {
 	Tier        string               `json:"tier"`
 	AnalysisOK  *bool                `json:"analysis_ok,omitempty"`
 	Segments    []policy.Segment     `json:"segments,omitempty"`
+	Concerns    []policy.Concern     `json:"concerns,omitempty"`
 	Cards       render.PlatformCards `json:"cards"`
 }
 
@@ -162,6 +163,7 @@ func evaluateOffline(engine *policy.Engine, cfg *config.Config, tool string, arg
 		ok := ev.Shell.AnalysisOK
 		res.AnalysisOK = &ok
 		res.Segments = ev.Shell.Segments
+		res.Concerns = ev.Shell.Concerns
 		rec.AlwaysPatterns = ev.Shell.AlwaysPatterns
 		rec.ShowAllowAlways = engine.Config().AllowAlways == "persist" && len(rec.AlwaysPatterns) > 0
 	}

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/approvebot/approvebot/channels/telegram/telegramfake"
+	"github.com/approvebot/approvebot/channels/telegram/telegramtest"
 	"github.com/approvebot/approvebot/internal/testserver"
 )
 
@@ -47,13 +47,13 @@ func agPayload(t *testing.T, agent, file string, set map[string]any) string {
 }
 
 // agCard waits for the pending request of session and its card in the ops chat.
-func agCard(t *testing.T, r *tgRig, session string) (string, string, telegramfake.Message) {
+func agCard(t *testing.T, r *tgRig, session string) (string, string, telegramtest.Message) {
 	t.Helper()
 	id, summary := agPending(t, r.s, session)
 	return id, summary, r.card(t, tgOps, id)
 }
 
-func agAlicePress(t *testing.T, r *tgRig, card telegramfake.Message, action string) {
+func agAlicePress(t *testing.T, r *tgRig, card telegramtest.Message, action string) {
 	t.Helper()
 	qid := r.fake.PressButton(tgOps, card.ID, tgAlice, "ab1:"+action+":")
 	if a := r.answer(t, qid); a.ShowAlert {

@@ -13,6 +13,7 @@ import (
 // executables in the allowlist: later calls of that executable are allowed by policy, in
 // any session, until an operator revokes the entry.
 func TestAllowAlwaysPersistsAndRevokes(t *testing.T) {
+	t.Parallel()
 	touch, err := exec.LookPath("touch")
 	if err != nil {
 		t.Skip("no touch on PATH")

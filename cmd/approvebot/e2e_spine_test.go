@@ -61,6 +61,7 @@ func pendingID(t *testing.T, s *testserver.Server, body map[string]any) string {
 }
 
 func TestSpineAllowOnceReachesWaitingAgent(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	id := pendingID(t, s, bash("s1", "rm -rf ./build"))
 	got := make(chan map[string]any, 1)
@@ -77,6 +78,7 @@ func TestSpineAllowOnceReachesWaitingAgent(t *testing.T) {
 }
 
 func TestSpineAllowSessionGrantsExactFingerprint(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	body := bash("s1", "make deploy")
 	body["cwd"] = "/repo"
@@ -102,6 +104,7 @@ func TestSpineAllowSessionGrantsExactFingerprint(t *testing.T) {
 }
 
 func TestSpineDenyQuotesHumanAndIsTerminal(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	id := pendingID(t, s, bash("s1", "rm -rf /srv/data"))
 	if code, m := decide(t, s, id, "deny", "wrong directory, use /tmp"); code != 200 {
@@ -123,6 +126,7 @@ func TestSpineDenyQuotesHumanAndIsTerminal(t *testing.T) {
 }
 
 func TestSpineThreeDenialsPauseUntilUnpause(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	for i := 0; i < 3; i++ {
 		id := pendingID(t, s, bash("p1", fmt.Sprintf("rm -rf /data/%d", i)))
@@ -162,6 +166,7 @@ func TestSpineThreeDenialsPauseUntilUnpause(t *testing.T) {
 }
 
 func TestSpineUnattendedRefusedAtOnce(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	body := bash("cron-1", "rm -rf ./cache")
 	body["unattended"] = true
@@ -204,6 +209,7 @@ func TestSpineUnattendedRefusedAtOnce(t *testing.T) {
 }
 
 func TestSpineTierResolution(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	readTool := map[string]any{"tool": "mcp__db__query", "args": map[string]any{"sql": "select 1"}, "session": "t1"}
 	// auto (global default): an undeclared, non-destructive tool is allowed.
@@ -257,6 +263,7 @@ func copyMap(m map[string]any) map[string]any {
 }
 
 func TestSpineTimeoutIsRefusal(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{Server: `approval_timeout = "1s"`})
 	body := bash("s1", "rm -rf ./tmp")
 	body["wait"] = "10s"
@@ -274,6 +281,7 @@ func TestSpineTimeoutIsRefusal(t *testing.T) {
 }
 
 func TestSpineCancelledCannotBeApproved(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	id := pendingID(t, s, bash("s1", "terraform apply"))
 	if code, m := s.JSON(t, "DELETE", "/v1/requests/"+id, agent2, nil); code != 404 {
@@ -299,6 +307,7 @@ func TestSpineCancelledCannotBeApproved(t *testing.T) {
 }
 
 func TestSpineDisconnectCancels(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	body, _ := json.Marshal(map[string]any{"tool": "bash", "args": map[string]any{"command": "deploy"}, "session": "dc", "wait": "30s"})
 	req, _ := http.NewRequest("POST", s.URL+"/v1/requests", strings.NewReader(string(body)))
@@ -328,6 +337,7 @@ func TestSpineDisconnectCancels(t *testing.T) {
 }
 
 func TestSpineConcurrentDecisionsOneWins(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	id := pendingID(t, s, bash("s1", "kubectl delete ns prod"))
 	const n = 50
@@ -371,6 +381,7 @@ func TestSpineConcurrentDecisionsOneWins(t *testing.T) {
 }
 
 func TestSpineRestartKeepsEverything(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{Server: `approval_timeout = "3s"`})
 	granted := bash("r1", "make release")
 	id := pendingID(t, s, granted)
@@ -382,7 +393,8 @@ func TestSpineRestartKeepsEverything(t *testing.T) {
 
 	// Long-poll across the restart: the agent keeps asking the same id.
 	s.Kill()
-	s2 := testserver.Start(t, testserver.Options{Server: `approval_timeout = "3s"`, Dir: s.Dir})
+	// The second server's own timeout is short: it applies only to the stale request below.
+	s2 := testserver.Start(t, testserver.Options{Server: `approval_timeout = "1s"`, Dir: s.Dir})
 	want(t, mustGet(t, s2, id), "state", "allowed", "outcome", "allow_session")
 	want(t, mustGet(t, s2, deniedID), "state", "denied", "reason", "never")
 	_, m := ask(t, s2, granted)
@@ -399,8 +411,9 @@ func TestSpineRestartKeepsEverything(t *testing.T) {
 
 	// Pending requests whose deadline passed while the server was down time out at start.
 	stale := pendingID(t, s2, bash("r1", "make stale"))
+	deadline := s2.ExpiresAt(t, stale)
 	s2.Kill()
-	time.Sleep(3200 * time.Millisecond)
+	testserver.SleepUntil(deadline) // the deadline passes while approvebot is down
 	s3 := testserver.Start(t, testserver.Options{Server: `approval_timeout = "3s"`, Dir: s.Dir})
 	want(t, mustGet(t, s3, stale), "state", "denied", "outcome", "timeout", "source", "timeout")
 }
@@ -415,6 +428,7 @@ func mustGet(t *testing.T, s *testserver.Server, id string) map[string]any {
 }
 
 func TestSpineBadInputStoresNothing(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{Server: "max_body = 4096"})
 	cases := []struct {
 		name, token, body string
@@ -463,6 +477,7 @@ func TestSpineBadInputStoresNothing(t *testing.T) {
 }
 
 func TestSpineAuthRoles(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	id := pendingID(t, s, bash("a1", "deploy"))
 	for _, c := range []struct{ method, path string }{
@@ -496,6 +511,7 @@ func TestSpineAuthRoles(t *testing.T) {
 }
 
 func TestSpineHealthAndMetrics(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	code, m := s.JSON(t, "GET", "/healthz", "", nil)
 	if code != 200 {
@@ -522,6 +538,7 @@ func TestSpineHealthAndMetrics(t *testing.T) {
 }
 
 func TestSpineSecondInstanceRefusedWithClearError(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	_ = s
 	dir := s.Dir

@@ -12,6 +12,7 @@ import (
 // mixed with a stranger's — end in exactly one decision; every press is answered, and every
 // loser is told the request was already decided.
 func TestTelegramThousandPressesOneDecision(t *testing.T) {
+	t.Parallel()
 	r := tgStart(t, `approval_timeout = "120s"`, "")
 	id := r.ask(t, "tg-thousand", "terraform destroy -auto-approve")
 	cards := map[int64]int{}

@@ -8,6 +8,7 @@ import (
 
 // A shell command must not slip past the command policy or the floor by the tool's spelling.
 func TestToolNameSpellingsCannotBypassThePolicy(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.Options{})
 	floor := map[string]string{
 		"BASH": "command", "Shell": "command", "EXEC": "command", "sh": "command", "zsh": "command",

@@ -158,14 +158,23 @@ func cmdDecide(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	return nil
 }
 
+// maxAuditPage is the most entries the server returns in one answer.
+const maxAuditPage = 10000
+
 func cmdAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs, of := newOperatorFlags("audit", "audit [flags]", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per entry (JSON lines)")
 	var q client.AuditQuery
 	fs.StringVar(&q.Session, "session", "", "only this session")
 	fs.StringVar(&q.RequestID, "request", "", "only this request id")
+	fs.StringVar(&q.Agent, "agent", "", "only this agent (token name)")
+	fs.StringVar(&q.Tool, "tool", "", "only this tool")
+	fs.StringVar(&q.Outcome, "outcome", "", "only this outcome (allow_once, allow_session, allow_always, deny, timeout, cancelled)")
+	fs.StringVar(&q.Source, "source", "", "only this source (policy, human, floor, …)")
 	fs.StringVar(&q.Since, "since", "", "only entries since this RFC 3339 time or this long ago (e.g. 1h)")
-	fs.IntVar(&q.Limit, "limit", 0, "at most this many entries, the newest (server default 100)")
+	fs.StringVar(&q.Until, "until", "", "only entries before this RFC 3339 time or this long ago")
+	fs.Uint64Var(&q.Before, "before", 0, "only entries older than the one with this seq (the cursor printed after a full page)")
+	limit := fs.Int("limit", 100, "at most this many entries, the newest")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return parseError(err, exitUsage)
@@ -173,7 +182,7 @@ func cmdAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if len(pos) > 0 {
 		return usageError(fs, stderr, "audit [flags]", "audit takes no arguments")
 	}
-	if q.Limit < 0 {
+	if *limit < 1 {
 		return usageError(fs, stderr, "audit [flags]", "-limit must be positive")
 	}
 	c, ctx, cancel, err := of.open(ctx)
@@ -181,9 +190,23 @@ func cmdAudit(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return err
 	}
 	defer cancel()
-	entries, err := c.Audit(ctx, q)
-	if err != nil {
-		return err
+	// One answer may hold fewer entries than asked (the server bounds the entries one
+	// query examines); follow the cursor until the limit or the oldest entry.
+	var entries []client.AuditEntry
+	for {
+		q.Limit = min(*limit-len(entries), maxAuditPage)
+		page, err := c.Audit(ctx, q)
+		if err != nil {
+			return err
+		}
+		entries = append(page.Entries, entries...)
+		q.Before = page.NextBefore
+		if q.Before == 0 || len(entries) >= *limit {
+			break
+		}
+	}
+	if q.Before != 0 {
+		fmt.Fprintf(stderr, "older entries: approvebot audit -before %d (with the same filters)\n", q.Before)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

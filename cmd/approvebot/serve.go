@@ -21,6 +21,7 @@ import (
 	"github.com/approvebot/approvebot/internal/sysclock"
 	"github.com/approvebot/approvebot/metrics"
 	"github.com/approvebot/approvebot/store"
+	"github.com/approvebot/approvebot/web"
 )
 
 func cmdServe(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
@@ -75,12 +76,11 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	if err != nil {
 		return err
 	}
-	var m *metrics.Metrics
-	chans, handlers, err := buildChannels(cfg, log, func(channel string) { m.Refused(channel) })
+	chans, handlers, err := buildChannels(cfg, log)
 	if err != nil {
 		return err
 	}
-	m = metrics.New(func() map[string]gate.Health { return channelHealth(chans) }, st.commits)
+	m := metrics.New(func() map[string]gate.Health { return channelHealth(chans) }, st.commits)
 	m.Store(func() metrics.StoreHealth {
 		h := st.health()
 		return metrics.StoreHealth{Writable: h.Writable, WriteErrors: h.WriteErrors, Damaged: h.Damaged}
@@ -128,6 +128,11 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 		return err
 	}
 	m.Waiting(srvAPI.Waiting)
+	panel, err := web.New(web.Options{Gate: g, Store: st, Auth: srvAPI.Authenticate, Logger: log})
+	if err != nil {
+		return err
+	}
+	srvAPI.Mount(web.Prefix, panel)
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", cfg.Server.Listen, err)
@@ -156,7 +161,7 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 			defer runners.Done()
 			// On a cluster only one replica polls or holds the platform's connection.
 			lead(runCtx, st, roleChannelPrefix+c.Name(), func(ctx context.Context) {
-				if err := r.Run(ctx, g); err != nil && !errors.Is(err, context.Canceled) {
+				if err := r.Run(ctx, counting{Gate: g, Counter: m}); err != nil && !errors.Is(err, context.Canceled) {
 					log.Error("channel stopped", "channel", c.Name(), "err", err)
 				}
 			})

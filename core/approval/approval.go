@@ -272,12 +272,3 @@ func (e *SkippedError) Error() string {
 	}
 	return "skipped damaged records in the store"
 }
-
-// AuditQuery selects audit entries.
-type AuditQuery struct {
-	Session   string
-	RequestID string
-	Since     time.Time
-	// Limit caps the result (default 100, at most 10000); the newest entries are kept.
-	Limit int
-}

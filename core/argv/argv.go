@@ -259,9 +259,22 @@ func (s *Spec) lookupLong(name string) (*Long, string) {
 	return found, ""
 }
 
+// Reset empties p for reuse, keeping its memory.
+func (p *Parsed) Reset() {
+	p.Options, p.Operands, p.OperandIndex, p.DashDash = p.Options[:0], p.Operands[:0], p.OperandIndex[:0], -1
+}
+
 // Parse reads args (without the program name).
 func (s *Spec) Parse(args []string) (Parsed, error) {
-	p := Parsed{DashDash: -1}
+	var p Parsed
+	err := s.ParseInto(&p, args)
+	return p, err
+}
+
+// ParseInto is Parse into p, reusing its memory (p is Reset first). On an error p holds what
+// was read before it.
+func (s *Spec) ParseInto(p *Parsed, args []string) error {
+	p.Reset()
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -271,21 +284,21 @@ func (s *Spec) Parse(args []string) (Parsed, error) {
 				p.Operands = append(p.Operands, args[j])
 				p.OperandIndex = append(p.OperandIndex, j)
 			}
-			return p, nil
+			return nil
 		case len(a) < 2 || a[0] != '-':
 			if s.stop {
 				for j := i; j < len(args); j++ {
 					p.Operands = append(p.Operands, args[j])
 					p.OperandIndex = append(p.OperandIndex, j)
 				}
-				return p, nil
+				return nil
 			}
 			p.Operands = append(p.Operands, a)
 			p.OperandIndex = append(p.OperandIndex, i)
 		case a[1] == '-':
-			next, err := s.long(&p, args, i, a[2:])
+			next, err := s.long(p, args, i, a[2:])
 			if err != nil {
-				return p, err
+				return err
 			}
 			i = next
 		default:
@@ -294,26 +307,26 @@ func (s *Spec) Parse(args []string) (Parsed, error) {
 				// getopt_long_only: a long option when it matches one, unless it is a
 				// one-letter word that is a short option.
 				if l, why := s.lookupLong(name); l != nil && !(len(a) == 2 && s.known[a[1]]) {
-					next, err := s.long(&p, args, i, a[1:])
+					next, err := s.long(p, args, i, a[1:])
 					if err != nil {
-						return p, err
+						return err
 					}
 					i = next
 					continue
 				} else if why == errAmbiguous && !(len(a) == 2 && s.known[a[1]]) {
 					// glibc refuses an ambiguous abbreviation even when its first letter is
 					// a short option.
-					return p, &Error{Arg: a, Index: i, Option: name, Reason: errAmbiguous}
+					return &Error{Arg: a, Index: i, Option: name, Reason: errAmbiguous}
 				}
 			}
-			next, err := s.cluster(&p, args, i)
+			next, err := s.cluster(p, args, i)
 			if err != nil {
-				return p, err
+				return err
 			}
 			i = next
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // long reads the long option body (after the dashes) at args[i]; it returns the index of the

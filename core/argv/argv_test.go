@@ -253,3 +253,43 @@ func TestParseAgainstGlibc(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParse: Parse never panics, reports indexes inside args, and a successful parse
+// accounts for every word exactly once (as an option, a value, an operand or "--").
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{"-nes/a/b/ x", "--ex=p --in f", "-i.bak -- -e", "--s x", "-", "--=", "-e"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		args := strings.Fields(line)
+		if len(args) > 64 {
+			return
+		}
+		p, err := sedLike.Parse(args)
+		if err != nil {
+			return
+		}
+		used := make([]int, len(args))
+		for _, o := range p.Options {
+			if o.Index < 0 || o.Index >= len(args) || o.ValueIndex < o.Index || o.ValueIndex >= len(args) {
+				t.Fatalf("%q: option %+v out of range", args, o)
+			}
+			used[o.Index] = 1
+			used[o.ValueIndex] = 1
+		}
+		for _, i := range p.OperandIndex {
+			if used[i] != 0 {
+				t.Fatalf("%q: word %d is an option and an operand", args, i)
+			}
+			used[i] = 1
+		}
+		if p.DashDash >= 0 {
+			used[p.DashDash] = 1
+		}
+		for i, u := range used {
+			if u == 0 {
+				t.Fatalf("%q: word %d (%q) not accounted for: %+v", args, i, args[i], p)
+			}
+		}
+	})
+}

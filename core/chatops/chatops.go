@@ -78,6 +78,18 @@ func ParseCommand(text string) (Command, bool) {
 	return c, true
 }
 
+// IDList splits a comma-separated list of ids (an environment variable's value), dropping
+// blanks.
+func IDList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // Approvers is who may decide in one channel: user ids for every chat, optionally narrowed
 // per chat. Ids are the platform's immutable user ids, never usernames.
 type Approvers struct {
@@ -132,17 +144,57 @@ func (a Actor) Label(channel string) string {
 	return fmt.Sprintf("%s (%s:%s)", name, channel, a.ID)
 }
 
-// Answer is what the platform shows the actor privately, and whether a decision was made.
+// Kind is what became of a press or a command. Platforms act on the kind, never on the
+// display text.
+type Kind int
+
+const (
+	// KindDecided: the press or command decided the request (Request is the decision).
+	KindDecided Kind = iota + 1
+	// KindNeedReason: a Deny press waits for a typed reason; nothing is decided yet.
+	KindNeedReason
+	// KindDetails: the full redacted action after a Details press (Details, may be empty).
+	KindDetails
+	// KindList: the answer to /pending.
+	KindList
+	// KindNotApprover: the actor may not decide here; the attempt was refused and audited.
+	KindNotApprover
+	// KindAlreadyDecided: someone decided first (Request is that decision).
+	KindAlreadyDecided
+	// KindExpired: the request timed out.
+	KindExpired
+	// KindNotFound: no such request, or none that was sent to this chat.
+	KindNotFound
+	// KindNotLiveCard: a reply to a message that is not a card waiting for a decision.
+	KindNotLiveCard
+	// KindNoPending: a command found nothing waiting in this chat.
+	KindNoPending
+	// KindFailed: the gate could not carry the decision out; nothing changed.
+	KindFailed
+)
+
+// Answer is what the platform shows the actor privately, and what became of the attempt.
 type Answer struct {
-	Text    string
-	Decided bool
+	Kind Kind
+	Text string
+	// Request is the request as it is now (decided, already decided, expired, or waiting
+	// for a reason).
 	Request approval.Request
-	// NeedReason is set when a Deny press should prompt for a reason before deciding.
-	NeedReason bool
 	// Details is the full redacted action after a Details press by an approver (Text holds
 	// it too); platforms whose private answers are short send it as follow-up messages.
 	Details string
 }
+
+// Decided reports whether the attempt decided the request.
+func (a Answer) Decided() bool { return a.Kind == KindDecided }
+
+// NotApprover is the answer to someone who may not decide here.
+func NotApprover() Answer { return Answer{Kind: KindNotApprover, Text: TextNotApprover} }
+
+// Failed is the answer when a decision could not be carried out (nothing changed).
+func Failed() Answer { return Answer{Kind: KindFailed, Text: TextFailed} }
+
+func notFound() Answer { return Answer{Kind: KindNotFound, Text: TextNotFound} }
 
 // Private answers.
 const (
@@ -154,21 +206,44 @@ const (
 	TextNotLiveCard = "That message is not a request waiting for a decision. Nothing was changed."
 )
 
+// Counter counts what a channel refuses or skips besides its decisions (the service's
+// metrics). The resolver a channel runs with implements it when the service counts; reach
+// it through CounterOf.
+type Counter interface {
+	// Refused counts a refused attempt: a press or command by a non-approver, a decision
+	// from the wrong chat, a webhook call with a bad signature.
+	Refused(channel string)
+	// Skipped counts a platform update the channel could not read and skipped.
+	Skipped(channel string)
+}
+
+// CounterOf is r's Counter, or one that counts nothing when r does not count.
+func CounterOf(r gate.Resolver) Counter {
+	if c, ok := r.(Counter); ok {
+		return c
+	}
+	return noCounter{}
+}
+
+type noCounter struct{}
+
+func (noCounter) Refused(string) {}
+func (noCounter) Skipped(string) {}
+
 // Ops carries out presses and commands for one channel.
 type Ops struct {
 	Channel   string
 	Approvers Approvers
-	Resolver  gate.Resolver
-	// Refused is called for every refused attempt (metrics); may be nil.
-	Refused func()
+	// Resolver is the gate; when it is also a Counter, refused attempts are counted.
+	Resolver gate.Resolver
 }
 
-// Press handles a button press on a card. A Deny press returns NeedReason (nothing decided
-// yet) when askReason is true; the platform then prompts and calls Deny.
+// Press handles a button press on a card. A Deny press returns KindNeedReason (nothing
+// decided yet) when askReason is true; the platform then prompts and calls Deny.
 func (o *Ops) Press(ctx context.Context, chat, message string, actor Actor, action render.Action, id string, askReason bool) Answer {
 	if !o.Approvers.Allowed(chat, actor.ID) {
 		o.refuse(ctx, chat, actor, id, "press by a non-approver ("+string(action)+")")
-		return Answer{Text: TextNotApprover}
+		return NotApprover()
 	}
 	if action == render.ActionDetails {
 		if _, refused := o.lookup(ctx, chat, actor, id); refused != nil {
@@ -176,13 +251,13 @@ func (o *Ops) Press(ctx context.Context, chat, message string, actor Actor, acti
 		}
 		d, err := o.Resolver.Details(ctx, id)
 		if err != nil {
-			return Answer{Text: TextNotFound}
+			return notFound()
 		}
-		return Answer{Text: d, Details: d}
+		return Answer{Kind: KindDetails, Text: d, Details: d}
 	}
 	outcome, ok := action.Outcome()
 	if !ok {
-		return Answer{Text: TextNotFound}
+		return notFound()
 	}
 	if outcome == approval.OutcomeDeny && askReason {
 		cur, refused := o.lookup(ctx, chat, actor, id)
@@ -190,9 +265,9 @@ func (o *Ops) Press(ctx context.Context, chat, message string, actor Actor, acti
 			return *refused
 		}
 		if cur.State != approval.StatePending {
-			return Answer{Text: alreadyText(cur), Request: cur}
+			return already(cur)
 		}
-		return Answer{NeedReason: true, Request: cur, Text: "Type the reason for denying (or wait and it is denied without one)."}
+		return Answer{Kind: KindNeedReason, Request: cur, Text: "Type the reason for denying (or wait and it is denied without one)."}
 	}
 	return o.decide(ctx, chat, actor, id, gate.Decision{Outcome: outcome})
 }
@@ -201,7 +276,7 @@ func (o *Ops) Press(ctx context.Context, chat, message string, actor Actor, acti
 func (o *Ops) Deny(ctx context.Context, chat string, actor Actor, id, reason string) Answer {
 	if !o.Approvers.Allowed(chat, actor.ID) {
 		o.refuse(ctx, chat, actor, id, "deny by a non-approver")
-		return Answer{Text: TextNotApprover}
+		return NotApprover()
 	}
 	return o.decide(ctx, chat, actor, id, gate.Decision{Outcome: approval.OutcomeDeny, Reason: reason})
 }
@@ -221,23 +296,23 @@ func (o *Ops) Command(ctx context.Context, chat string, actor Actor, cmd Command
 			}
 		}
 		o.refuse(ctx, chat, actor, target, "command /"+string(cmd.Verb)+" by a non-approver")
-		return Answer{Text: TextNotApprover}
+		return NotApprover()
 	}
 	if cmd.Verb == VerbPending {
-		return Answer{Text: o.pendingText(chat)}
+		return o.pending(chat)
 	}
 	id := cmd.ID
 	if id == "" && replyTo != "" {
 		r, ok := o.Resolver.ByCard(o.Channel, chat, replyTo)
 		if !ok {
-			return Answer{Text: TextNotLiveCard}
+			return Answer{Kind: KindNotLiveCard, Text: TextNotLiveCard}
 		}
 		id = r.ID
 	}
 	if id == "" {
 		live := o.Resolver.LivePending(o.Channel, chat)
 		if len(live) == 0 {
-			return Answer{Text: TextNoPending}
+			return noPending()
 		}
 		id = live[0].ID
 	}
@@ -259,19 +334,19 @@ func (o *Ops) decide(ctx context.Context, chat string, actor Actor, id string, d
 		var lost *gate.AlreadyDecidedError
 		switch {
 		case errors.As(err, &lost):
-			return Answer{Text: alreadyText(lost.Request), Request: lost.Request}
+			return already(lost.Request)
 		case errors.Is(err, gate.ErrExpired):
-			return Answer{Text: TextExpired, Request: rec}
+			return Answer{Kind: KindExpired, Text: TextExpired, Request: rec}
 		case errors.Is(err, approval.ErrNotFound):
-			return Answer{Text: TextNotFound}
+			return notFound()
 		}
-		return Answer{Text: TextFailed}
+		return Failed()
 	}
 	verb := "Allowed"
 	if rec.Outcome == approval.OutcomeDeny {
 		verb = "Denied"
 	}
-	return Answer{Text: fmt.Sprintf("%s (%s).", verb, rec.Outcome), Decided: true, Request: rec}
+	return Answer{Kind: KindDecided, Text: fmt.Sprintf("%s (%s).", verb, rec.Outcome), Request: rec}
 }
 
 // lookup reads request id for a decision taken in chat. A request whose card was not sent
@@ -280,20 +355,20 @@ func (o *Ops) decide(ctx context.Context, chat string, actor Actor, id string, d
 func (o *Ops) lookup(ctx context.Context, chat string, actor Actor, id string) (approval.Request, *Answer) {
 	r, err := o.Resolver.Get(ctx, id)
 	if err != nil {
+		a := Failed()
 		if errors.Is(err, approval.ErrNotFound) {
-			return r, &Answer{Text: TextNotFound}
+			a = notFound()
 		}
-		return r, &Answer{Text: TextFailed}
+		return r, &a
 	}
 	if !o.routedHere(r, chat) {
-		if o.Refused != nil {
-			o.Refused()
-		}
+		CounterOf(o.Resolver).Refused(o.Channel)
 		o.Resolver.Audit(ctx, approval.AuditEntry{
 			Event: approval.EventUnauthorized, RequestID: id, Channel: o.Channel,
 			Actor: o.Channel + ":" + actor.ID + " chat " + chat, Reason: "decision from a chat the request was not sent to",
 		})
-		return approval.Request{}, &Answer{Text: TextNotFound}
+		a := notFound()
+		return approval.Request{}, &a
 	}
 	return r, nil
 }
@@ -312,21 +387,26 @@ func (o *Ops) routedHere(r approval.Request, chat string) bool {
 	return false
 }
 
-func alreadyText(r approval.Request) string {
+// already is the answer to an attempt on a request decided before (a timeout reads as
+// expired).
+func already(r approval.Request) Answer {
 	if r.Outcome == approval.OutcomeTimeout {
-		return TextExpired
+		return Answer{Kind: KindExpired, Text: TextExpired, Request: r}
 	}
 	by := r.DecidedBy
 	if by == "" {
 		by = string(r.Source)
 	}
-	return fmt.Sprintf("Already decided (%s) by %s at %s. Nothing was changed.", r.Outcome, render.Clean(by, 80), r.DecidedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	text := fmt.Sprintf("Already decided (%s) by %s at %s. Nothing was changed.", r.Outcome, render.Clean(by, 80), r.DecidedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	return Answer{Kind: KindAlreadyDecided, Text: text, Request: r}
 }
 
-func (o *Ops) pendingText(chat string) string {
+func noPending() Answer { return Answer{Kind: KindNoPending, Text: TextNoPending} }
+
+func (o *Ops) pending(chat string) Answer {
 	live := o.Resolver.LivePending(o.Channel, chat)
 	if len(live) == 0 {
-		return TextNoPending
+		return noPending()
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d waiting (oldest first):", len(live))
@@ -337,13 +417,11 @@ func (o *Ops) pendingText(chat string) string {
 		}
 		fmt.Fprintf(&b, "\n%s  %s: %s", r.ID, render.Clean(r.Tool, 32), render.Clean(r.Summary, 80))
 	}
-	return b.String()
+	return Answer{Kind: KindList, Text: b.String()}
 }
 
 func (o *Ops) refuse(ctx context.Context, chat string, actor Actor, id, what string) {
-	if o.Refused != nil {
-		o.Refused()
-	}
+	CounterOf(o.Resolver).Refused(o.Channel)
 	o.Resolver.Audit(ctx, approval.AuditEntry{
 		Event: approval.EventUnauthorized, RequestID: id, Channel: o.Channel,
 		Actor: o.Channel + ":" + actor.ID + " chat " + chat, Reason: what,

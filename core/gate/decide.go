@@ -36,11 +36,7 @@ func (g *Gate) expire(id string) {
 		w.timedOut = true
 	}
 	g.mu.Unlock()
-	res := approval.Resolution{
-		State: approval.StateDenied, Outcome: approval.OutcomeTimeout, Source: approval.SourceTimeout,
-		DecidedBy: "approvebot", Reason: "no human answered in time", Message: msgTimeout(g.opts.ApprovalTimeout),
-	}
-	_, err := g.resolve(g.bg, id, res)
+	_, err := g.resolve(g.bg, id, g.timeoutResolution("no human answered in time"))
 	var lost *AlreadyDecidedError
 	if err == nil || errors.As(err, &lost) || errors.Is(err, context.Canceled) {
 		return
@@ -82,11 +78,34 @@ func (g *Gate) decideNow(ctx context.Context, rec *approval.Request, outcome app
 }
 
 func (g *Gate) fallbackNow(ctx context.Context, rec *approval.Request, allows bool) (approval.Request, error) {
-	if allows {
-		// Not explicit: the policy wanted a human, and the agent's own flow may still ask one.
-		return g.decideNow(ctx, rec, approval.OutcomeAllowOnce, approval.SourceFallback, "no channel could deliver; allowlist satisfied", msgAllowedFallback(), false)
+	res := fallbackResolution(allows)
+	// Never explicit, even an allow: the policy wanted a human, and the agent's own flow
+	// may still ask one.
+	return g.decideNow(ctx, rec, res.Outcome, res.Source, res.Reason, res.Message, false)
+}
+
+// timeoutResolution refuses a request nobody decided before its deadline; reason says
+// why it is being timed out now.
+func (g *Gate) timeoutResolution(reason string) approval.Resolution {
+	return approval.Resolution{
+		State: approval.StateDenied, Outcome: approval.OutcomeTimeout, Source: approval.SourceTimeout,
+		DecidedBy: "approvebot", Reason: reason, Message: msgTimeout(g.opts.ApprovalTimeout),
 	}
-	return g.decideNow(ctx, rec, approval.OutcomeDeny, approval.SourceFallback, "no channel could deliver the card", msgFallback(), false)
+}
+
+// fallbackResolution decides a request no channel could deliver: a deny, or an allow once
+// when ask_fallback = "allowlist" and the allowlist covers it (allows).
+func fallbackResolution(allows bool) approval.Resolution {
+	if allows {
+		return approval.Resolution{
+			State: approval.StateAllowed, Outcome: approval.OutcomeAllowOnce, Source: approval.SourceFallback,
+			DecidedBy: "approvebot", Reason: "no channel could deliver; allowlist satisfied", Message: msgAllowedFallback(),
+		}
+	}
+	return approval.Resolution{
+		State: approval.StateDenied, Outcome: approval.OutcomeDeny, Source: approval.SourceFallback,
+		DecidedBy: "approvebot", Reason: "no channel could deliver the card", Message: msgFallback(),
+	}
 }
 
 func (g *Gate) auditOf(r *approval.Request, event string) approval.AuditEntry {
@@ -239,5 +258,6 @@ func (g *Gate) finish(rec approval.Request, won bool) {
 	}
 	g.metrics.Decided(rec.Outcome, rec.Source, rec.DecidedAt.Sub(rec.CreatedAt))
 	g.log.Info("request decided", "request_id", rec.ID, "session", rec.Session, "outcome", rec.Outcome, "source", rec.Source, "decided_by", rec.DecidedBy)
+	g.events.publish(Event{Kind: EventDecided, Request: rec})
 	g.editAll(rec, rec.Cards)
 }

@@ -26,9 +26,11 @@ func (g *Gate) editAll(rec approval.Request, refs []approval.CardRef) {
 			defer g.jobs.Done()
 			ctx, cancel := context.WithTimeout(g.bg, g.opts.EditTimeout)
 			defer cancel()
-			if err := ch.Edit(ctx, ref, card); err != nil {
+			err := ch.Edit(ctx, ref, card)
+			if err != nil {
 				g.log.Warn("editing card failed", "request_id", rec.ID, "channel", ref.Channel, "err", err)
 			}
+			g.events.publish(Event{Kind: EventCardEdited, Request: rec, Card: ref, Err: err})
 		}()
 	}
 }
@@ -77,6 +79,8 @@ func (g *Gate) deliver(rec approval.Request, fallbackAllows bool) {
 					if g.posting[t]--; g.posting[t] <= 0 {
 						delete(g.posting, t)
 					}
+					close(g.posted)
+					g.posted = make(chan struct{})
 					g.mu.Unlock()
 				}()
 				ref, err := ch.Post(ctx, t.Chat, card)
@@ -114,17 +118,11 @@ func (g *Gate) recordCard(id string, ref approval.CardRef) {
 		g.cards[ref] = id
 	}
 	g.mu.Unlock()
+	g.events.publish(Event{Kind: EventCardPosted, Request: cur, Card: ref})
 }
 
 func (g *Gate) fallback(id string, allows bool) {
-	res := approval.Resolution{
-		State: approval.StateDenied, Outcome: approval.OutcomeDeny, Source: approval.SourceFallback,
-		DecidedBy: "approvebot", Reason: "no channel could deliver the card", Message: msgFallback(),
-	}
-	if allows {
-		res.State, res.Outcome, res.Reason, res.Message = approval.StateAllowed, approval.OutcomeAllowOnce, "no channel could deliver; allowlist satisfied", msgAllowedFallback()
-	}
-	if _, err := g.resolve(g.bg, id, res); err != nil {
+	if _, err := g.resolve(g.bg, id, fallbackResolution(allows)); err != nil {
 		var lost *AlreadyDecidedError
 		if !errors.As(err, &lost) {
 			g.log.Error("fallback decision failed", "request_id", id, "err", err)

@@ -139,6 +139,7 @@ type Gate struct {
 	channels []Channel
 	byName   map[string]Channel
 	routes   []Route
+	events   eventHub
 
 	mu    sync.Mutex
 	live  map[string]*waiter
@@ -148,6 +149,8 @@ type Gate struct {
 	// posting counts card posts in flight per chat, so ByCard can wait for a card whose
 	// message exists on the platform but whose reference is not recorded yet.
 	posting map[approval.Target]int
+	// posted is closed (and replaced) whenever a card post finishes, waking ByCard.
+	posted  chan struct{}
 	closing chan struct{}
 	closed  bool
 	jobs    sync.WaitGroup
@@ -207,7 +210,7 @@ func New(opts Options, store Store, engine *policy.Engine, channels []Channel, r
 		opts: opts, store: store, engine: engine, log: opts.Logger, metrics: opts.Metrics, now: opts.Now,
 		byName: map[string]Channel{}, live: map[string]*waiter{}, cards: map[approval.CardRef]string{},
 		perSession: map[string]int{}, perAgent: map[string]int{},
-		posting: map[approval.Target]int{},
+		posting: map[approval.Target]int{}, posted: make(chan struct{}),
 		closing: make(chan struct{}),
 	}
 	g.bg, g.bgCancel = context.WithCancel(context.Background())
@@ -406,6 +409,9 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 		g.forget(rec.ID)
 		return approval.Request{}, fmt.Errorf("storing request: %w", err)
 	}
+	// Published before the request can be listed or decided, so that no subscriber sees
+	// its decision first.
+	g.events.publish(Event{Kind: EventCreated, Request: rec})
 	g.mu.Lock()
 	w.stored = true
 	g.mu.Unlock()

@@ -41,11 +41,7 @@ func (g *Gate) Recover(ctx context.Context) (expired, rearmed int, err error) {
 			stepped++
 		}
 		if left <= 0 {
-			res := approval.Resolution{
-				State: approval.StateDenied, Outcome: approval.OutcomeTimeout, Source: approval.SourceTimeout,
-				DecidedBy: "approvebot", Reason: "deadline passed while approvebot was down", Message: msgTimeout(g.opts.ApprovalTimeout),
-			}
-			if _, err := g.resolve(ctx, rec.ID, res); err != nil {
+			if _, err := g.resolve(ctx, rec.ID, g.timeoutResolution("deadline passed while approvebot was down")); err != nil {
 				var lost *AlreadyDecidedError
 				if !errors.As(err, &lost) {
 					return expired, rearmed, err
@@ -93,6 +89,7 @@ func (g *Gate) Close(ctx context.Context) error {
 	}
 	g.closed = true
 	close(g.closing)
+	g.events.close()
 	type release struct {
 		rec      approval.Request
 		watchers []*watch

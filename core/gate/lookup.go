@@ -123,34 +123,52 @@ func routedTo(routes []approval.Target, channel, chat string) bool {
 	return false
 }
 
+// cardPostWait bounds how long ByCard waits for card posts in flight.
+const cardPostWait = 2 * time.Second
+
 // ByCard finds the live request a posted message belongs to. A reply can reach a channel
 // before the post that created the card has been recorded; while posts to that chat are in
-// flight, ByCard waits briefly for them.
+// flight, ByCard waits for them to finish (up to cardPostWait).
 func (g *Gate) ByCard(channel, chat, message string) (approval.Request, bool) {
 	ref := approval.CardRef{Channel: channel, Chat: chat, Message: message}
-	deadline := time.Now().Add(2 * time.Second)
+	target := approval.Target{Channel: channel, Chat: chat}
+	var timeout <-chan time.Time
 	for {
 		g.mu.Lock()
-		id, ok := g.cards[ref]
-		var rec approval.Request
-		if ok {
-			if w := g.live[id]; w != nil {
-				rec = w.rec
-			} else {
-				ok = false
-			}
-		}
-		inFlight := g.posting[approval.Target{Channel: channel, Chat: chat}] > 0 ||
-			(g.shared() != nil && g.awaitingCardLocked(channel, chat))
+		rec, ok := g.cardLocked(ref)
+		inFlight := g.posting[target] > 0 || (g.shared() != nil && g.awaitingCardLocked(channel, chat))
+		posted := g.posted
 		g.mu.Unlock()
 		if ok {
 			return rec, true
 		}
-		if !inFlight || time.Now().After(deadline) {
+		if !inFlight {
 			return approval.Request{}, false
 		}
-		time.Sleep(5 * time.Millisecond)
+		if timeout == nil {
+			t := time.NewTimer(cardPostWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-posted:
+		case <-timeout:
+			return approval.Request{}, false
+		}
 	}
+}
+
+// cardLocked is the live request a card belongs to. g.mu must be held.
+func (g *Gate) cardLocked(ref approval.CardRef) (approval.Request, bool) {
+	id, ok := g.cards[ref]
+	if !ok {
+		return approval.Request{}, false
+	}
+	w := g.live[id]
+	if w == nil {
+		return approval.Request{}, false
+	}
+	return w.rec, true
 }
 
 // awaitingCardLocked reports whether a live request routed to (channel, chat) has no card

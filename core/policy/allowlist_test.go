@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math/rand"
 	"strings"
 	"testing"
 
@@ -113,3 +114,148 @@ func TestGlobMatchers(t *testing.T) {
 		}
 	}
 }
+
+func TestAllowlistArgs(t *testing.T) {
+	entries := []AllowlistEntry{
+		{Pattern: "/usr/bin/npm", Args: "test"},
+		{Pattern: "/usr/bin/npm", Args: "run build *"},
+		{Pattern: "/usr/bin/git", Args: "log *"},
+		{Pattern: "/usr/bin/make", Args: "*"},
+		{Pattern: "/usr/bin/go", Args: "  test   ./...  "},
+	}
+	a, err := CompileAllowlist(entries, "/home/agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		args []string
+		want string // the matching entry's args, "-" for none
+	}{
+		{"/usr/bin/npm", []string{"test"}, "test"},
+		{"/usr/bin/npm", []string{"test", "--watch"}, "-"},
+		{"/usr/bin/npm", []string{"publish"}, "-"},
+		{"/usr/bin/npm", nil, "-"},
+		{"/usr/bin/npm", []string{"run", "build"}, "run build *"},
+		{"/usr/bin/npm", []string{"run", "build", "--", "--prod"}, "run build *"},
+		{"/usr/bin/npm", []string{"run", "buildx"}, "-"},
+		{"/usr/bin/npm", []string{"run", "lint"}, "-"},
+		{"/usr/bin/git", []string{"log"}, "log *"},
+		{"/usr/bin/git", []string{"log", "--oneline", "-5"}, "log *"},
+		{"/usr/bin/git", []string{"push"}, "-"},
+		{"/usr/bin/make", nil, "*"},
+		{"/usr/bin/make", []string{"deploy"}, "*"},
+		{"/usr/bin/go", []string{"test", "./..."}, "  test   ./...  "},
+	} {
+		e, ok := a.MatchArgs(tc.path, "", "agent", tc.args)
+		got := "-"
+		if ok {
+			got = e.Args
+		}
+		if got != tc.want {
+			t.Errorf("%s %q: matched %q, want %q", tc.path, tc.args, got, tc.want)
+		}
+	}
+	// Match (no arguments known) never uses an entry with an argv pattern.
+	if _, ok := a.Match("/usr/bin/npm", "", "agent"); ok {
+		t.Error("Match used an argv-pattern entry")
+	}
+	if _, err := CompileAllowlist([]AllowlistEntry{{Pattern: "/usr/bin/npm", Args: "[x"}}, ""); err == nil ||
+		!strings.Contains(err.Error(), "policy.exec.allowlist[0].args") {
+		t.Errorf("bad args glob: %v", err)
+	}
+}
+
+// The judge: an entry with an argv pattern allows only the calls it names, and a command
+// hidden in the arguments is still judged on its own.
+func TestJudgeAllowlistArgs(t *testing.T) {
+	env := newTestEnv(t)
+	j := env.judge(t, ExecConfig{SafeBins: []string{}, Allowlist: []AllowlistEntry{
+		{Pattern: env.bin + "/npm", Args: "test"},
+		{Pattern: env.bin + "/npm", Args: "run lint *"},
+		{Pattern: env.bin + "/git", Args: "status"},
+		{Pattern: env.bin + "/find", Args: "*"},
+	}})
+	for _, tc := range []struct {
+		cmd  string
+		want Verdict
+	}{
+		{"npm test", Allow},
+		{"npm publish", Ask},
+		{"npm test && npm publish", Ask},
+		{"npm run lint", Allow},
+		{"npm run lint -- --fix", Allow},
+		{"npm run deploy", Ask},
+		{"git status", Allow},
+		{"git -c core.pager=sh status", Ask},
+		{"find . -name x", Allow},
+		{"find . -exec rm -rf build \\;", Ask}, // rm is judged on its own
+	} {
+		got := j.Judge(CommandInput{Command: tc.cmd, Cwd: "/srv/proj"})
+		if got.Verdict != tc.want {
+			t.Errorf("%s: %v (%s), want %v", tc.cmd, got.Verdict, got.Reason, tc.want)
+		}
+	}
+	got := j.Judge(CommandInput{Command: "npm publish", Cwd: "/srv/proj"})
+	if !strings.Contains(got.Reason, `allowlisted only for the arguments "test"`) || got.Segments[0].ArgsOnly != "test" {
+		t.Errorf("the reason should say the entry is for other arguments: %q %+v", got.Reason, got.Segments)
+	}
+}
+
+// The index must answer exactly what a scan in configuration order answers: random entries
+// of every kind, random paths, agents and arguments.
+func TestAllowlistIndexAgreesWithScan(t *testing.T) {
+	dirs := []string{"/usr/bin", "/usr/local/bin", "/opt/a", "/opt/a/b", "/home/x/.cargo/bin", "/nix/store/h-n/bin"}
+	names := []string{"ls", "git", "node", "python3", "python3.12", "cargo", "x"}
+	agents := []string{"", "dev", "ops"}
+	argsPats := []string{"", "", "", "test", "test *", "*"}
+	r := newRand(7)
+	for round := 0; round < 300; round++ {
+		var entries []AllowlistEntry
+		for n := r.Intn(20) + 1; n > 0; n-- {
+			d, nm := dirs[r.Intn(len(dirs))], names[r.Intn(len(names))]
+			var p string
+			switch r.Intn(5) {
+			case 0, 1:
+				p = d + "/" + nm
+			case 2:
+				p = d + "/*"
+			case 3:
+				p = d + "/" + nm[:1] + "*"
+			default:
+				p = "/**/" + nm
+			}
+			entries = append(entries, AllowlistEntry{Pattern: p, Agent: agents[r.Intn(len(agents))], Args: argsPats[r.Intn(len(argsPats))]})
+		}
+		a, err := CompileAllowlist(entries, "/home/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k < 30; k++ {
+			path := dirs[r.Intn(len(dirs))] + "/" + names[r.Intn(len(names))]
+			real := ""
+			if r.Intn(3) == 0 {
+				real = dirs[r.Intn(len(dirs))] + "/" + names[r.Intn(len(names))]
+			}
+			agent := agents[r.Intn(len(agents))]
+			words := [][]string{nil, {"test"}, {"test", "x"}, {"run"}}[r.Intn(4)]
+			q := allowQuery{resolved: path, real: real, agent: agent, words: words}
+			got, gok := a.first(&q)
+			q2 := allowQuery{resolved: path, real: real, agent: agent, words: words}
+			want, wok := -1, false
+			for i := range a.pats {
+				p := &a.pats[i]
+				if (p.match(path) || real != "" && real != path && p.match(real)) && q2.accepts(p) {
+					want, wok = i, true
+					break
+				}
+			}
+			if gok != wok || gok && got != &a.pats[want] {
+				t.Fatalf("entries %+v, %s (real %s) agent %q args %q: index says %v %+v, scan says %v #%d",
+					entries, path, real, agent, words, gok, got, wok, want)
+			}
+		}
+	}
+}
+
+func newRand(seed int64) *rand.Rand { return rand.New(rand.NewSource(seed)) }

@@ -65,11 +65,18 @@ type ExecConfig struct {
 	Rules           []Rule           `toml:"rules"`
 }
 
-// AllowlistEntry allows an executable by resolved path: exact, "dir/*" or a glob.
+// AllowlistEntry allows an executable by resolved path: exact, "dir/*" or a glob. It trusts
+// whatever the program does with its arguments and runs from files (a Makefile, package.json
+// scripts); Args narrows it to calls whose words after the executable, joined by single
+// spaces, match a glob ("test" is exactly `npm test`; "test *" is `npm test` with or without
+// more words; "*" spans spaces). Commands hidden in the arguments are judged on their own
+// whatever the entry says.
 type AllowlistEntry struct {
 	Pattern string `toml:"pattern" json:"pattern"`
 	// Agent limits the entry to one agent name; empty means every agent.
 	Agent string `toml:"agent" json:"agent,omitempty"`
+	// Args is the argv pattern; empty means any arguments.
+	Args string `toml:"args" json:"args,omitempty"`
 }
 
 // Rule matches an executable and an argv pattern and denies or forces an ask.

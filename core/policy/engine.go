@@ -99,8 +99,12 @@ type Segment struct {
 	// changes the shell's own state), "function" (declared in the same command; its body is
 	// judged) or "" (nothing).
 	SatisfiedBy string `json:"satisfied_by"`
-	// Entry is the allowlist pattern that matched, if any.
-	Entry string `json:"entry,omitempty"`
+	// Entry is the allowlist pattern that matched, if any, and EntryArgs its argv pattern.
+	Entry     string `json:"entry,omitempty"`
+	EntryArgs string `json:"entry_args,omitempty"`
+	// ArgsOnly is the argv pattern of an entry for this executable that the arguments did
+	// not match (the entry allows other calls of it).
+	ArgsOnly string `json:"args_only,omitempty"`
 	// Wrappers lists the wrappers unwrapped to reach this segment.
 	Wrappers []string `json:"wrappers,omitempty"`
 	Writes   []string `json:"writes,omitempty"`
@@ -111,7 +115,9 @@ type CommandJudge interface {
 	Judge(in CommandInput) CommandJudgement
 }
 
-// PersistedAllowlist supplies allowlist entries stored at run time by "allow always".
+// PersistedAllowlist supplies allowlist entries stored at run time by "allow always". It
+// hands out the same slice, never changed in place, until the entries change (then a new
+// one): the judge recompiles only then.
 type PersistedAllowlist interface {
 	AllowlistEntries() []AllowlistEntry
 }

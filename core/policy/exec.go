@@ -217,7 +217,7 @@ func (j *ExecJudge) Judge(in CommandInput) CommandJudgement {
 // JudgeAnalysis judges an analysis made by shell.Analyze for in (in.Command is not read again).
 func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJudgement {
 	out := CommandJudgement{AnalysisOK: an.OK, Normalized: an.Normalized, Problems: an.Problems}
-	var persisted []allowPattern
+	var persisted *Allowlist
 	if j.persisted != nil {
 		persisted = j.pcache.compile(j.persisted.AllowlistEntries())
 	}
@@ -295,10 +295,10 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJu
 		}
 	}
 	out.Concerns = j.concerns(an, in)
+	out.Verdict, out.Rule, out.Reason = j.policy(an, out.AllowlistSatisfied, firstMiss)
 	if len(out.Concerns) > 0 {
 		out.AllowlistSatisfied = false
 	}
-	out.Verdict, out.Rule, out.Reason = j.policy(an, out.AllowlistSatisfied, firstMiss)
 	out.Source = approval.SourcePolicy
 	if askRule != nil && out.Verdict != Deny {
 		out.Verdict, out.Source, out.Rule = Ask, approval.SourceRule, askRule.name
@@ -403,6 +403,8 @@ func describeMiss(s Segment) string {
 	switch {
 	case len(s.Writes) > 0 && s.SatisfiedBy == "" && s.ResolvedPath != "":
 		return name + " (" + s.ResolvedPath + ", writes " + strings.Join(s.Writes, ", ") + ")"
+	case s.ArgsOnly != "":
+		return name + " (" + s.ResolvedPath + ", allowlisted only for the arguments \"" + s.ArgsOnly + "\")"
 	case s.ResolvedPath != "":
 		return name + " (" + s.ResolvedPath + ")"
 	case len(s.Writes) > 0:
@@ -413,7 +415,7 @@ func describeMiss(s Segment) string {
 
 // segment evaluates one judged segment: resolution and what satisfies it. What it writes does
 // not decide here: the effects (concerns) allow writes inside the project and nothing else.
-func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persisted []allowPattern, safeOK bool) (Segment, shell.Resolution, bool) {
+func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persisted *Allowlist, safeOK bool) (Segment, shell.Resolution, bool) {
 	seg := Segment{Argv: argv, Executable: s.Name(), Wrappers: s.Wrappers}
 	for _, w := range s.Writes {
 		t := w.Target
@@ -462,13 +464,17 @@ func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persi
 
 // commandSatisfied sets what satisfies a resolved command: the allowlist (configured, then
 // persisted), a safe bin, or a skill.
-func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.Resolution, agent string, persisted []allowPattern, safeOK bool) bool {
-	if p, ok := matchPatterns(j.allow.pats, res.Path, res.Real, agent); ok {
-		seg.SatisfiedBy, seg.Entry = SatisfiedAllowlist, p.entry.Pattern
+func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.Resolution, agent string, persisted *Allowlist, safeOK bool) bool {
+	q := allowQuery{resolved: res.Path, real: res.Real, agent: agent, args: s.Args[1:]}
+	if len(s.Args) == 0 {
+		q.noArgs = true
+	}
+	if p, ok := j.allow.first(&q); ok {
+		seg.SatisfiedBy, seg.Entry, seg.EntryArgs = SatisfiedAllowlist, p.entry.Pattern, p.entry.Args
 		return true
 	}
-	if p, ok := matchPatterns(persisted, res.Path, res.Real, agent); ok {
-		seg.SatisfiedBy, seg.Entry = SatisfiedAllowlist, p.entry.Pattern
+	if p, ok := persisted.first(&q); ok {
+		seg.SatisfiedBy, seg.Entry, seg.EntryArgs = SatisfiedAllowlist, p.entry.Pattern, p.entry.Args
 		return true
 	}
 	name := s.Base()
@@ -480,6 +486,11 @@ func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.R
 		seg.SatisfiedBy = SatisfiedSkill
 		return true
 	}
+	// Say so when an entry names the executable but not these arguments.
+	q.anyArgs = true
+	if p, ok := j.allow.first(&q); ok && p.entry.Args != "" {
+		seg.ArgsOnly = p.entry.Args
+	}
 	return false
 }
 
@@ -488,8 +499,15 @@ func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.R
 // to a file name starting with "-" (a file called --output=x turns sort * into a write) unless
 // no option of the program does harm (wc -l *.go).
 func safeArgs(s *shell.Segment, name string) bool {
-	if s.MoreArgs || !s.Static() {
+	if s.MoreArgs {
 		return false
+	}
+	for i := range s.Args {
+		// A value the analysis knows exactly ("$PWD" from the request's cwd) is checked by the
+		// profile like a literal; an unknown one could be any option.
+		if a := &s.Args[i]; !a.Static && !a.Known {
+			return false
+		}
 	}
 	for _, e := range s.Env {
 		name, _, _ := strings.Cut(e, "=")

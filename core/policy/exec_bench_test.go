@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -33,6 +34,41 @@ func BenchmarkAllowlistMatch(b *testing.B) {
 		if _, ok := a.Match("/usr/bin/ls", "/usr/bin/ls", "agent"); !ok {
 			b.Fatal("no match")
 		}
+	}
+}
+
+// BenchmarkAllowlistMatchLarge is BenchmarkAllowlistMatch against 1,000 and 10,000 entries
+// (exact paths, as "allow always" persists them, directory prefixes and globs, with the
+// benchmark's ten among them), the match again the last entry: the index keeps it within 2×
+// of ten entries.
+func BenchmarkAllowlistMatchLarge(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		entries := make([]AllowlistEntry, 0, n)
+		for i := 0; len(entries) < n-len(benchAllowlist); i++ {
+			switch i % 10 {
+			case 0:
+				entries = append(entries, AllowlistEntry{Pattern: fmt.Sprintf("/opt/pkg-%d/*", i)})
+			case 1:
+				entries = append(entries, AllowlistEntry{Pattern: fmt.Sprintf("/opt/tools/t%d-*", i)})
+			case 2:
+				entries = append(entries, AllowlistEntry{Pattern: fmt.Sprintf("/usr/bin/tool-%d", i), Agent: "ops"})
+			default:
+				entries = append(entries, AllowlistEntry{Pattern: fmt.Sprintf("/home/agent/.local/bin/t%d", i)})
+			}
+		}
+		entries = append(entries, benchAllowlist...)
+		a, err := CompileAllowlist(entries, "/home/agent")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if e, ok := a.Match("/usr/bin/ls", "/usr/bin/ls", "agent"); !ok || e.Pattern != "/usr/bin/ls" {
+					b.Fatal("no match")
+				}
+			}
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package policy
 import (
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/approvebot/approvebot/core/shell"
 )
@@ -93,11 +94,18 @@ type effectJudge struct {
 	// moreArgsPipes are the pipelines with a command taking more arguments from its input
 	// (xargs): a find earlier in such a pipeline hands every file it finds to it.
 	moreArgsPipes map[int]bool
+	// call, vals, text and ef are reused from segment to segment.
+	call toolCall
+	vals []string
+	text argSet
+	ef   effects
 }
 
 // concerns judges what every segment touches.
 func (j *ExecJudge) concerns(an *shell.Analysis, in CommandInput) []Concern {
-	e := &effectJudge{j: j, an: an, cwd: cleanAbs(in.Cwd)}
+	e := effectPool.Get().(*effectJudge)
+	defer e.release()
+	e.j, e.an, e.cwd = j, an, cleanAbs(in.Cwd)
 	e.project = projectDir(e.cwd, j.home)
 	for _, s := range an.Segments {
 		if s.MoreArgs && s.Pipe != 0 {
@@ -107,6 +115,7 @@ func (j *ExecJudge) concerns(an *shell.Analysis, in CommandInput) []Concern {
 			e.moreArgsPipes[s.Pipe] = true
 		}
 	}
+
 	for _, s := range an.Segments {
 		e.segment(s)
 	}
@@ -121,7 +130,24 @@ func (j *ExecJudge) concerns(an *shell.Analysis, in CommandInput) []Concern {
 		}
 		e.cs.add(Concern{Kind: ConcernEnv, What: d, Reason: "prints the whole environment (" + d + ")"})
 	}
-	return e.cs.sorted()
+	if len(e.cs.list) == 0 {
+		return nil
+	}
+	return append([]Concern(nil), e.cs.sorted()...)
+}
+
+var effectPool = sync.Pool{New: func() any { return new(effectJudge) }}
+
+// release returns e to the pool, keeping its buffers.
+func (e *effectJudge) release() {
+	e.j, e.an, e.project, e.cwd, e.scoped = nil, nil, "", "", false
+	e.cs.list = e.cs.list[:0]
+	e.vals = e.vals[:0]
+	e.call.args, e.call.err = nil, nil
+	if e.moreArgsPipes != nil {
+		clear(e.moreArgsPipes)
+	}
+	effectPool.Put(e)
 }
 
 func cleanAbs(p string) string {
@@ -143,13 +169,27 @@ func projectDir(cwd, home string) string {
 	if notProjectDirs[cwd] {
 		return ""
 	}
+	first, _, _ := strings.Cut(cwd[1:], "/")
+	if !notProjectFirst[first] {
+		return cwd
+	}
 	for _, d := range notProjectTrees {
-		if cwd == d || strings.HasPrefix(cwd, d+"/") {
+		if strings.HasPrefix(cwd, d) && (len(cwd) == len(d) || cwd[len(d)] == '/') {
 			return ""
 		}
 	}
 	return cwd
 }
+
+// notProjectFirst are the first path elements of notProjectTrees.
+var notProjectFirst = func() map[string]bool {
+	m := map[string]bool{}
+	for _, d := range notProjectTrees {
+		first, _, _ := strings.Cut(d[1:], "/")
+		m[first] = true
+	}
+	return m
+}()
 
 // notProjectDirs are directories that are never a project themselves (their subdirectories may be).
 var notProjectDirs = map[string]bool{
@@ -163,7 +203,7 @@ var notProjectTrees = []string{
 	"/etc", "/proc", "/sys", "/dev", "/boot", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 	"/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec", "/usr/share",
 	"/usr/include", "/usr/local/bin", "/usr/local/sbin", "/usr/local/lib", "/usr/local/share", "/usr/local/etc",
-	"/var/lib", "/var/log", "/var/spool", "/var/cache", "/var/run", "/var/mail", "/var/backups", "/run", "/root",
+	"/var/lib", "/var/log", "/var/spool", "/var/cache", "/var/run", "/var/mail", "/var/backups", "/run",
 	"/System", "/Library", "/private/etc", "/snap", "/nix/store", "/Windows", "/Program Files",
 	"/Program Files (x86)", "/ProgramData",
 }
@@ -186,31 +226,29 @@ func (e *effectJudge) segment(s *shell.Segment) {
 	name := s.Base()
 	var spec *toolSpec
 	var call *toolCall
-	var text map[int]bool
+	text := &e.text
+	*text = argSet{}
 	if len(s.Args) > 0 && !s.Windows {
 		switch s.Kind {
 		case shell.KindCommand, shell.KindFunction, shell.KindBuiltin:
 			spec = toolSpecs[name]
 		}
-		if spec != nil {
-			vals := make([]string, len(s.Args)-1)
-			for k := range vals {
-				vals[k] = s.Args[k+1].Value
+		if spec != nil && (spec.effects != nil || spec.text != nil) {
+			e.vals = e.vals[:0]
+			for k := 1; k < len(s.Args); k++ {
+				e.vals = append(e.vals, s.Args[k].Value)
 			}
-			call = spec.call(name, vals)
+			call = &e.call
+			spec.callInto(call, name, e.vals)
 			if spec.text != nil && call.err == nil {
-				idx := spec.text(call)
-				text = make(map[int]bool, len(idx))
-				for _, k := range idx {
-					text[k] = true
-				}
+				spec.text(call, text)
 			}
 		}
 	}
 	// Every word that may be a path: arguments, their compound parts, assignments.
 	readsTrees := spec == nil && !listsOnly[name] && s.Kind == shell.KindCommand && !s.Windows
 	for k := range s.Args {
-		if k > 0 && text[k-1] {
+		if k > 0 && (text.has(k-1) || spec != nil && spec.allText) {
 			continue
 		}
 		a := &s.Args[k]
@@ -231,6 +269,19 @@ func (e *effectJudge) segment(s *shell.Segment) {
 		for _, lit := range stringLiterals(s.Code) {
 			e.codeLiteral(sc, lit)
 		}
+		dump, names := codeEnvReads(s.Lang, s.Code)
+		if dump != "" {
+			e.cs.add(Concern{Kind: ConcernEnv, What: dump, Reason: "inline " + s.Lang + " code reads the whole environment (" + dump + ")"})
+		}
+		for _, n := range names {
+			if SecretLookingName(n) {
+				e.cs.add(Concern{Kind: ConcernEnv, What: "$" + n, Reason: "inline " + s.Lang + " code reads the secret-looking variable " + n})
+			}
+		}
+	}
+	if s.MoreArgs && s.Judged && !moreArgsHarmless[name] {
+		e.cs.add(Concern{Kind: ConcernUnknown, What: name,
+			Reason: "runs " + name + " on names read from its input, which may be sensitive paths or outside the project"})
 	}
 	for _, w := range s.Writes {
 		target := w.Target
@@ -255,8 +306,9 @@ func (e *effectJudge) segment(s *shell.Segment) {
 	if spec.effects == nil {
 		return
 	}
-	var ef effects
-	spec.effects(call, &ef)
+	ef := &e.ef
+	*ef = effects{writes: ef.writes[:0], trees: ef.trees[:0], reads: ef.reads[:0], envVars: ef.envVars[:0]}
+	spec.effects(call, ef)
 	if name == "rg" && s.PipePos > 0 && len(ef.trees) == 1 && ef.trees[0] == "." {
 		ef.trees = nil // no path after a pipe: ripgrep searches its input
 	}
@@ -293,6 +345,14 @@ func (e *effectJudge) segment(s *shell.Segment) {
 	}
 }
 
+// moreArgsHarmless are programs that may take file names from their input (xargs) without
+// revealing or changing the files: they count, list or hash them.
+var moreArgsHarmless = map[string]bool{
+	"wc": true, "ls": true, "stat": true, "du": true, "file": true, "md5sum": true, "sha1sum": true,
+	"sha256sum": true, "sha512sum": true, "echo": true, "printf": true, "basename": true, "dirname": true,
+	"realpath": true, "readlink": true, "test": true, "[": true, "true": true,
+}
+
 func expandTilde(p, home string) string {
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		if home == "" {
@@ -311,9 +371,7 @@ func (e *effectJudge) word(sc *sensScope, w, pattern string, known bool, prefix 
 	}
 	if pattern != "" {
 		e.glob(sc, w, pattern, tree)
-		for _, part := range compoundParts(pattern) {
-			e.glob(sc, part, part, tree)
-		}
+		eachCompoundPart(pattern, func(part string) { e.glob(sc, part, part, tree) })
 		return
 	}
 	if !known {
@@ -325,9 +383,7 @@ func (e *effectJudge) word(sc *sensScope, w, pattern string, known bool, prefix 
 		return
 	}
 	e.path(sc, w, tree)
-	for _, part := range compoundParts(w) {
-		e.path(sc, part, tree)
-	}
+	eachCompoundPart(w, func(part string) { e.path(sc, part, tree) })
 }
 
 func (e *effectJudge) path(sc *sensScope, p string, tree bool) {
@@ -392,15 +448,15 @@ func (e *effectJudge) codeLiteral(sc *sensScope, lit string) {
 		return
 	}
 	e.path(sc, lit, false)
-	for _, part := range compoundParts(lit) {
-		e.path(sc, part, false)
-	}
+	eachCompoundPart(lit, func(part string) { e.path(sc, part, false) })
 	if strings.ContainsAny(lit, "*?[") {
 		e.glob(sc, lit, lit, false)
 	}
-	if !strings.ContainsAny(lit, "/\\") {
-		if g, ok := sc.s.namesSensitive(lit); ok {
-			e.cs.add(Concern{Kind: ConcernSensitive, What: lit, Glob: g, Reason: "inline code names " + lit + ", part of the sensitive path " + g})
+	// Each element by itself: os.path.join(home, ".ssh"), "#{Dir.home}/.netrc", f"{home}/.aws".
+	for _, el := range strings.FieldsFunc(lit, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if g, ok := sc.s.namesSensitive(el); ok {
+			e.cs.add(Concern{Kind: ConcernSensitive, What: lit, Glob: g, Reason: "inline code names " + el + ", part of the sensitive path " + g})
+			return
 		}
 	}
 }
@@ -466,45 +522,133 @@ func (e *effectJudge) resolveWrite(s *shell.Segment, target string) (string, boo
 
 // compoundParts are the parts of a compound word that may be paths of their own.
 func compoundParts(w string) []string {
-	if !strings.ContainsAny(w, "=:,@<>") && !(len(w) > 2 && w[0] == '-' && w[1] != '-') {
-		return nil
-	}
 	var out []string
-	addUnique := func(p string) {
-		if p == "" || p == w {
+	eachCompoundPart(w, func(p string) { out = append(out, p) })
+	return out
+}
+
+// eachCompoundPart calls f for each part of a compound word that may be a path of its own:
+// the value of -fFILE, of KEY=VALUE and --opt=VALUE (after the first "=" and after the last),
+// and the pieces between ":", ",", "@", "<" and ">" (and their values). A part equal to the
+// word or already given is skipped; at most 32 are given.
+func eachCompoundPart(w string, f func(string)) {
+	short := len(w) > 2 && w[0] == '-' && w[1] != '-'
+	if !short && !strings.ContainsAny(w, "=:,@<>") {
+		return
+	}
+	var seen [32]string
+	n := 0
+	give := func(p string) {
+		if p == "" || p == w || n == len(seen) {
 			return
 		}
-		for _, x := range out {
+		for _, x := range seen[:n] {
 			if x == p {
 				return
 			}
 		}
-		out = append(out, p)
+		seen[n] = p
+		n++
+		f(p)
 	}
-	if len(w) > 2 && w[0] == '-' && w[1] != '-' {
-		addUnique(w[2:]) // -fFILE
+	if short {
+		give(w[2:])
 	}
-	if _, v, ok := strings.Cut(w, "="); ok {
-		addUnique(v)
-		if i := strings.LastIndexByte(w, '='); i >= 0 {
-			addUnique(w[i+1:])
-		}
+	if i := strings.IndexByte(w, '='); i >= 0 {
+		give(w[i+1:])
+		give(w[strings.LastIndexByte(w, '=')+1:])
 	}
-	for _, sep := range []string{":", ",", "@", "<", ">"} {
-		if !strings.Contains(w, sep) {
+	for _, sep := range [...]byte{':', ',', '@', '<', '>'} {
+		if strings.IndexByte(w, sep) < 0 {
 			continue
 		}
-		for _, p := range strings.Split(w, sep) {
-			addUnique(p)
-			if _, v, ok := strings.Cut(p, "="); ok {
-				addUnique(v)
+		for rest := w; ; {
+			i := strings.IndexByte(rest, sep)
+			piece := rest
+			if i >= 0 {
+				piece = rest[:i]
+			}
+			give(piece)
+			if j := strings.IndexByte(piece, '='); j >= 0 {
+				give(piece[j+1:])
+			}
+			if i < 0 {
+				break
+			}
+			rest = rest[i+1:]
+		}
+	}
+}
+
+// envAccess is how a language reads its environment: the wholesale object, and the forms that
+// name one variable (the name is the first identifier after the form).
+type envAccess struct {
+	whole string
+	named []string
+}
+
+var envAccessByLang = map[string]envAccess{
+	"python":     {"os.environ", []string{"os.environ[", "os.environ.get(", "os.getenv(", "environ[", "environ.get("}},
+	"javascript": {"process.env", []string{"process.env.", "process.env[", "Deno.env.get("}},
+	"ruby":       {"ENV", []string{"ENV[", "ENV.fetch("}},
+	"perl":       {"%ENV", []string{"$ENV{"}},
+	"php":        {"$_ENV", []string{"getenv(", "$_ENV[", "$_SERVER["}},
+	"awk":        {"ENVIRON", []string{"ENVIRON["}},
+	"lua":        {"", []string{"os.getenv("}},
+	"r":          {"Sys.getenv()", []string{"Sys.getenv("}},
+}
+
+// codeEnvReads finds, in inline interpreter code, a read of the whole environment (returned as
+// written) and the names of the variables it reads one by one. A wholesale form is one not
+// followed by a named access ("os.environ" alone, or os.environ.items(), dict(os.environ)).
+func codeEnvReads(lang, code string) (dump string, names []string) {
+	acc, ok := envAccessByLang[lang]
+	if !ok {
+		return "", nil
+	}
+	for _, form := range acc.named {
+		for rest := code; ; {
+			i := strings.Index(rest, form)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(form):]
+			name := strings.TrimLeft(rest, " '\"`")
+			n := 0
+			for n < len(name) && identChar(name, n) {
+				n++
+			}
+			if n > 0 {
+				names = append(names, name[:n])
 			}
 		}
 	}
-	if len(out) > 32 {
-		out = out[:32]
+	if acc.whole == "" {
+		return "", names
 	}
-	return out
+	for rest := code; ; {
+		i := strings.Index(rest, acc.whole)
+		if i < 0 {
+			break
+		}
+		if i > 0 && identChar(rest, i-1) && acc.whole[0] != '%' && acc.whole[0] != '$' {
+			rest = rest[i+len(acc.whole):]
+			continue // part of a longer name
+		}
+		after := rest[i+len(acc.whole):]
+		named := false
+		for _, form := range acc.named {
+			if strings.HasPrefix(acc.whole+after, form) || strings.HasPrefix(after, strings.TrimPrefix(form, acc.whole)) && strings.HasPrefix(form, acc.whole) {
+				named = true
+				break
+			}
+		}
+		if !named && !identChar(after, 0) {
+			return acc.whole, names
+		}
+		rest = after
+	}
+	return "", names
 }
 
 // stringLiterals returns the quoted strings of a program text ('…', "…", `…`), without the

@@ -68,7 +68,7 @@ func TestJudgeSensitiveAndEffects(t *testing.T) {
 		{"git show HEAD:.env", proj, Ask, RuleSensitive, ".env"},
 		{"git add .env", proj, Ask, RuleSensitive, ".env"},
 		{"scp host:~/.ssh/id_rsa .", proj, Ask, RuleSensitive, "~/.ssh"},
-		{"make deploy KEY_FILE=~/.ssh/id_ed25519", proj, Ask, RuleSensitive, "~/.ssh"},
+		{"make deploy KEY_FILE=~/.ssh/id_ed25519", proj, Ask, RuleSensitive, "/home/agent/.ssh/id_ed25519"},
 		{"dd if=/dev/sda of=disk.img", proj, Ask, RuleSensitive, "/dev/sd*"},
 		{"AWS_SHARED_CREDENTIALS_FILE=~/.aws/credentials npm test", proj, Ask, RuleSensitive, "~/.aws"},
 		{"cat < ~/.ssh/id_rsa", proj, Ask, RuleSensitive, "~/.ssh"},
@@ -221,7 +221,7 @@ func TestProjectDir(t *testing.T) {
 		"/home/u/proj": true, "/srv/app": true, "/opt/app": true, "/tmp/build": true, "/usr/src/linux": true,
 		"/": false, "/home/u": false, "/root": false, "/Users/x": false, "/home": false, "/etc": false,
 		"/etc/nginx": false, "/usr": false, "/usr/local/bin": false, "/var/lib/docker": false, "/tmp": false,
-		"/proc/1": false, "": false, "/root/proj": false,
+		"/proc/1": false, "": false, "/root/proj": true, "/root/.config": true,
 	} {
 		if got := projectDir(cwd, "/home/u") != ""; got != want {
 			t.Errorf("projectDir(%q) = %v, want %v", cwd, got, want)
@@ -261,4 +261,25 @@ func TestStringLiterals(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("got %q, want %q", got, want)
 	}
+}
+
+// FuzzJudge: no command line makes the judgement panic, and a command with a concern is
+// never allowed, even with everything allowlisted and security = "full".
+func FuzzJudge(f *testing.F) {
+	for _, seed := range []string{"cat ~/.ssh/id_rsa", "echo x > /tmp/y", "grep -r k ~", "tar czf x ~",
+		"find . -fprint /tmp/x", "sed 's/a/b/w /etc/x' f", "python3 -c \"open('/etc/shadow')\"", "env", "ls | xargs cat",
+		"curl -o /tmp/x u", "git -C /srv x commit", "cp -r ~ b", "cat @(x|.env)", "dd of=/tmp/x"} {
+		f.Add(seed)
+	}
+	env := newTestEnv(f)
+	j := env.judge(f, ExecConfig{Security: "full", Allowlist: []AllowlistEntry{{Pattern: env.bin + "/*"}}})
+	f.Fuzz(func(t *testing.T, cmd string) {
+		if len(cmd) > 2000 {
+			return
+		}
+		got := j.Judge(CommandInput{Command: cmd, Cwd: "/srv/app", Agent: "a"})
+		if len(got.Concerns) > 0 && (got.Verdict == Allow || got.AllowlistSatisfied) {
+			t.Fatalf("%q: allowed with concerns %+v", cmd, got.Concerns)
+		}
+	})
 }

@@ -389,6 +389,11 @@ var floorCases = []struct {
 	{"script -c 'rm -rf /' /dev/null", FloorRmRoot},
 	{"sudo -s rm -rf /", FloorRmRoot},
 	{"su -c 'rm -rf /' root", FloorRmRoot},
+	{"echo 'rm -rf /' | sudo -s", FloorRmRoot},
+	{"sudo -i <<< 'rm -rf ~'", FloorRmHome},
+	{"echo 'rm -rf /' | su", FloorRmRoot},
+	{"echo 'rm -rf /' | su - root", FloorRmRoot},
+	{"shopt -s lastpipe; echo / | read X; rm -rf $X", FloorRmRoot},
 	{"sg wheel -c 'rm -rf /'", FloorRmRoot},
 	{"parallel rm -rf ::: /", FloorRmRoot},
 	{"parallel 'rm -rf {}' ::: /etc", FloorRmSystem},
@@ -723,6 +728,12 @@ while os.waitpid(-1, 0):
 	"while :; do date; sleep 5; done",
 	"for ((i=0; i<3; i++)); do sleep 1 & done",
 	"for i in 1 2 3; do sleep 1 & done; wait",
+	"while :; do ./worker & sleep 1; [ -f stop ] && break; done",
+	`node -e 'for(;;){ const p = require("child_process").spawn("x"); if (done()) break; }'`,
+	`python3 -c 'import os
+while True:
+    if os.fork() == 0: os._exit(0)
+    break'`,
 	"f() { g & }; g() { echo hi; }; f",
 	"git -c core.pager=less log",
 	"git rebase -x 'make test' main",
@@ -745,6 +756,10 @@ while os.waitpid(-1, 0):
 	"crontab -l",
 	"awk -v c='ls' 'BEGIN{system(c)}'",
 	"python3 -c 'print(\"ls /\")' | sh",
+	"find / -name core | xargs rm -rf",
+	"find / -name '*.pyc' -print0 | xargs -0 rm -f",
+	"grep -rl 'rm -rf /' docs | xargs cat",
+	"cat urls.txt | xargs -n1 curl -O",
 }
 
 func TestFloorNearMisses(t *testing.T) {

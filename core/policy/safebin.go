@@ -3,6 +3,7 @@ package policy
 import (
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // DefaultSafeBins are the safe bins enabled when [policy.exec] safe_bins is not set: read-only
@@ -158,7 +159,7 @@ func (j *ExecJudge) safeBin(name, resolved, real string, argv []string) bool {
 	if real == "" {
 		real = resolved
 	}
-	if !j.trusted[filepath.Dir(real)] {
+	if !j.trusted[parentDir(real)] {
 		return false
 	}
 	// The file that runs must be the tool the profile is for (or a multi-call binary that
@@ -166,12 +167,31 @@ func (j *ExecJudge) safeBin(name, resolved, real string, argv []string) bool {
 	switch rb := filepath.Base(real); rb {
 	case name, "busybox", "coreutils", "toybox":
 	default:
-		if filepath.Base(resolved) != name || !j.trusted[filepath.Dir(resolved)] || !aliasOf(name, rb) {
+		if filepath.Base(resolved) != name || !j.trusted[parentDir(resolved)] || !aliasOf(name, rb) {
 			return false
 		}
 	}
-	c := ts.call(name, argv)
-	return c.err == nil && ts.safe(c)
+	c := callPool.Get().(*toolCall)
+	ts.callInto(c, name, argv)
+	ok := c.err == nil && ts.safe(c)
+	c.args, c.err = nil, nil
+	callPool.Put(c)
+	return ok
+}
+
+// callPool keeps the memory of safe-bin checks.
+var callPool = sync.Pool{New: func() any { return new(toolCall) }}
+
+// parentDir is filepath.Dir of a clean absolute path, without cleaning it again.
+func parentDir(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	switch {
+	case i < 0:
+		return "."
+	case i == 0:
+		return "/"
+	}
+	return p[:i]
 }
 
 // aliasOf accepts the usual alternative names of a safe bin (/usr/bin/sha256sum is a link to

@@ -87,17 +87,15 @@ func sedEffects(c *toolCall, e *effects) {
 	}
 }
 
-func sedText(c *toolCall) []int {
-	var out []int
+func sedText(c *toolCall, t *argSet) {
 	if _, si := sedScripts(c); si >= 0 {
-		out = append(out, si)
+		t.add(si)
 	}
 	for _, o := range c.p.Options {
 		if o.Name == "e" || o.Name == "expression" {
-			out = append(out, o.ValueIndex)
+			t.add(o.ValueIndex)
 		}
 	}
-	return out
 }
 
 // sedScan is what a sed script does besides editing its input.
@@ -292,8 +290,8 @@ var findTextPreds = map[string]bool{
 // parseFindArgs reads GNU find: -H/-L/-P/-D/-O first, the start points, then the expression, each
 // predicate an Option named as written, with its arguments joined by NUL in Value. An unknown
 // predicate is an error.
-func parseFindArgs(args []string) (argv.Parsed, error) {
-	p := argv.Parsed{DashDash: -1}
+func parseFindArgs(p *argv.Parsed, args []string) error {
+	p.Reset()
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -325,7 +323,7 @@ points:
 			n, ok = 1, strings.IndexByte("amcBt", a[6]) >= 0 && strings.IndexByte("amcBt", a[7]) >= 0
 		}
 		if !ok {
-			return p, &argv.Error{Arg: a, Index: i, Reason: "unknown predicate"}
+			return &argv.Error{Arg: a, Index: i, Reason: "unknown predicate"}
 		}
 		o := argv.Option{Name: a, Index: i, ValueIndex: i + 1}
 		switch {
@@ -335,20 +333,20 @@ points:
 				j++
 			}
 			if j >= len(args) {
-				return p, &argv.Error{Arg: a, Index: i, Reason: "missing ; or + after the command"}
+				return &argv.Error{Arg: a, Index: i, Reason: "missing ; or + after the command"}
 			}
 			o.Value, o.HasValue = strings.Join(args[i+1:j], "\x00"), true
 			i = j
 		case n > 0:
 			if i+n >= len(args) {
-				return p, &argv.Error{Arg: a, Index: i, Reason: "option requires an argument"}
+				return &argv.Error{Arg: a, Index: i, Reason: "option requires an argument"}
 			}
 			o.Value, o.HasValue = strings.Join(args[i+1:i+1+n], "\x00"), true
 			i += n
 		}
 		p.Options = append(p.Options, o)
 	}
-	return p, nil
+	return nil
 }
 
 func findSafe(c *toolCall) bool {
@@ -379,28 +377,26 @@ func findEffects(c *toolCall, e *effects) {
 	}
 }
 
-func findText(c *toolCall) []int {
-	var out []int
+func findText(c *toolCall, t *argSet) {
 	for _, o := range c.p.Options {
 		switch {
 		case findTextPreds[o.Name]:
-			out = append(out, o.ValueIndex)
+			t.add(o.ValueIndex)
 		case o.Name == "-fprintf":
-			out = append(out, o.ValueIndex+1)
+			t.add(o.ValueIndex + 1)
 		case o.Name == "-exec" || o.Name == "-execdir" || o.Name == "-ok" || o.Name == "-okdir":
 			// The command is its own segment, judged there.
 			for k := o.ValueIndex; k < o.ValueIndex+strings.Count(o.Value, "\x00")+1 && k < len(c.args); k++ {
-				out = append(out, k)
+				t.add(k)
 			}
 		}
 	}
-	return out
 }
 
 // parseJq reads jq 1.6 and 1.7: clustered single letters, exact long options, and the options
 // that take one or two words. The filter and the files are operands; after --args or
 // --jsonargs the operands are values, not files.
-func parseJq(args []string) (argv.Parsed, error) {
+func parseJq(p *argv.Parsed, args []string) error {
 	letters := "nrjacsCMSeRhVLf"
 	long0 := map[string]bool{"null-input": true, "raw-input": true, "slurp": true, "compact-output": true,
 		"raw-output": true, "join-output": true, "ascii-output": true, "sort-keys": true, "color-output": true,
@@ -408,7 +404,7 @@ func parseJq(args []string) (argv.Parsed, error) {
 		"exit-status": true, "help": true, "version": true, "raw-output0": true, "binary": true}
 	long1 := map[string]bool{"indent": true, "from-file": true, "library-path": true}
 	long2 := map[string]bool{"arg": true, "argjson": true, "slurpfile": true, "rawfile": true}
-	p := argv.Parsed{DashDash: -1}
+	p.Reset()
 	values := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -433,18 +429,18 @@ func parseJq(args []string) (argv.Parsed, error) {
 				p.Options = append(p.Options, argv.Option{Name: name, Long: true, Value: args[i+1] + "\x00" + args[i+2], HasValue: true, Index: i, ValueIndex: i + 2})
 				i += 2
 			default:
-				return p, &argv.Error{Arg: a, Index: i, Reason: "unrecognized option"}
+				return &argv.Error{Arg: a, Index: i, Reason: "unrecognized option"}
 			}
 		default:
 			for j := 1; j < len(a); j++ {
 				c := a[j]
 				if strings.IndexByte(letters, c) < 0 {
-					return p, &argv.Error{Arg: a, Index: i, Option: a[j : j+1], Reason: "unrecognized option"}
+					return &argv.Error{Arg: a, Index: i, Option: a[j : j+1], Reason: "unrecognized option"}
 				}
 				o := argv.Option{Name: a[j : j+1], Index: i, ValueIndex: i}
 				if c == 'f' || c == 'L' {
 					if j != len(a)-1 || i+1 >= len(args) {
-						return p, &argv.Error{Arg: a, Index: i, Reason: "option requires an argument"}
+						return &argv.Error{Arg: a, Index: i, Reason: "option requires an argument"}
 					}
 					i++
 					o.Value, o.HasValue, o.ValueIndex = args[i], true, i
@@ -453,7 +449,7 @@ func parseJq(args []string) (argv.Parsed, error) {
 			}
 		}
 	}
-	return p, nil
+	return nil
 }
 
 func jqSafe(*toolCall) bool { return true }
@@ -496,24 +492,21 @@ func identChar(s string, i int) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-func jqText(c *toolCall) []int {
-	var out []int
-	if i := jqFilter(c); i >= 0 {
-		out = append(out, i)
-	}
+func jqText(c *toolCall, t *argSet) {
+	t.add(jqFilter(c))
 	for _, o := range c.p.Options {
 		switch o.Name {
 		case "arg", "argjson":
-			out = append(out, o.ValueIndex-1, o.ValueIndex)
+			t.add(o.ValueIndex - 1)
+			t.add(o.ValueIndex)
 		case "slurpfile", "rawfile":
-			out = append(out, o.ValueIndex-1) // the name; the file is a path
+			t.add(o.ValueIndex - 1) // the name; the file is a path
 		case "args", "jsonargs":
 			for _, oi := range c.p.OperandIndex {
 				if oi > o.Index {
-					out = append(out, oi)
+					t.add(oi)
 				}
 			}
 		}
 	}
-	return out
 }

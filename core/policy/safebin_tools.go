@@ -12,7 +12,7 @@ import (
 type toolSpec struct {
 	// opts is the program's option grammar; parse, when set, reads the arguments instead.
 	opts  *argv.Spec
-	parse func(args []string) (argv.Parsed, error)
+	parse func(p *argv.Parsed, args []string) error
 	// getopt marks opts as the program's own getopt grammar (checked against the binary).
 	getopt bool
 	// digits: an obsolete "-NUM" first argument (head -5, tail -20f) is read before getopt.
@@ -26,9 +26,37 @@ type toolSpec struct {
 	// effects adds what a call writes and which directories it reads recursively. nil: the
 	// program does neither (it reads the files it names, or nothing).
 	effects func(c *toolCall, e *effects)
-	// text lists which arguments are text rather than paths (patterns, scripts, messages),
-	// by index into args; nil: every argument may be a path.
-	text func(c *toolCall) []int
+	// text marks which arguments are text rather than paths (patterns, scripts, messages),
+	// by index into args; nil: every argument may be a path. allText: all of them are.
+	text    func(c *toolCall, t *argSet)
+	allText bool
+}
+
+// argSet is a set of argument indexes.
+type argSet struct {
+	small uint64
+	big   map[int]bool
+}
+
+func (a *argSet) add(i int) {
+	if i < 0 {
+		return
+	}
+	if i < 64 {
+		a.small |= 1 << i
+		return
+	}
+	if a.big == nil {
+		a.big = map[int]bool{}
+	}
+	a.big[i] = true
+}
+
+func (a *argSet) has(i int) bool {
+	if i < 64 {
+		return i >= 0 && a.small&(1<<i) != 0
+	}
+	return a.big[i]
 }
 
 // toolCall is one call of a known program.
@@ -41,17 +69,21 @@ type toolCall struct {
 	off int
 }
 
-func (ts *toolSpec) call(name string, args []string) *toolCall {
-	c := &toolCall{name: name, args: args}
+// callInto reads a call into c, reusing c's memory.
+func (ts *toolSpec) callInto(c *toolCall, name string, args []string) {
+	c.name, c.args, c.err, c.off = name, args, nil, 0
 	a := args
 	if ts.digits && len(a) > 0 && obsoleteCount(a[0]) {
 		c.off, a = 1, a[1:]
 	}
 	switch {
 	case ts.parse != nil:
-		c.p, c.err = ts.parse(a)
+		c.err = ts.parse(&c.p, a)
 	case ts.opts != nil:
-		c.p, c.err = ts.opts.Parse(a)
+		c.err = ts.opts.ParseInto(&c.p, a)
+	default:
+		c.p.Reset()
+		return
 	}
 	if c.off > 0 {
 		for i := range c.p.OperandIndex {
@@ -62,7 +94,6 @@ func (ts *toolSpec) call(name string, args []string) *toolCall {
 			c.p.Options[i].ValueIndex += c.off
 		}
 	}
-	return c
 }
 
 // obsoleteCount is head's and tail's -NUM[bcl][f] first argument.
@@ -111,8 +142,8 @@ func buildToolSpecs() map[string]*toolSpec {
 	safeAll := func(*toolCall) bool { return true }
 	m := map[string]*toolSpec{}
 	add := func(name string, ts *toolSpec) {
-		if ts.opts == nil && ts.parse == nil {
-			ts.opts, ts.getopt = g[name], g[name] != nil
+		if ts.opts == nil && ts.parse == nil && g[name] != nil {
+			ts.opts, ts.getopt = g[name], true
 		}
 		m[name] = ts
 	}
@@ -197,8 +228,8 @@ func buildToolSpecs() map[string]*toolSpec {
 		}
 		compressEffects("c", "stdout", "t", "test", "l", "list")(c, e)
 	}})
-	add("dd", &toolSpec{parse: parseOperandsOnly, effects: func(c *toolCall, e *effects) {
-		for _, o := range c.p.Operands {
+	add("dd", &toolSpec{effects: func(c *toolCall, e *effects) {
+		for _, o := range c.args {
 			if v, ok := strings.CutPrefix(o, "of="); ok {
 				e.writes = append(e.writes, v)
 			}
@@ -236,11 +267,11 @@ func buildToolSpecs() map[string]*toolSpec {
 	add("find", &toolSpec{parse: parseFindArgs, safe: findSafe, effects: findEffects, text: findText})
 	add("jq", &toolSpec{parse: parseJq, safe: jqSafe, effects: jqEffects, text: jqText})
 	add("rg", &toolSpec{opts: rgGrammar, safe: rgSafe, injectSafe: false, effects: rgEffects, text: grepText})
-	add("git", &toolSpec{parse: parseOperandsOnly, safe: func(c *toolCall) bool { return gitSafe(c.args) }, effects: gitEffects})
-	add("env", &toolSpec{parse: parseOperandsOnly, effects: func(c *toolCall, e *effects) { e.envDump = "env" }})
-	add("printenv", &toolSpec{parse: parseOperandsOnly, effects: func(c *toolCall, e *effects) {
+	add("git", &toolSpec{safe: func(c *toolCall) bool { return gitSafe(c.args) }, effects: gitEffects})
+	add("env", &toolSpec{effects: func(c *toolCall, e *effects) { e.envDump = "env" }})
+	add("printenv", &toolSpec{effects: func(c *toolCall, e *effects) {
 		var names []string
-		for _, o := range c.p.Operands {
+		for _, o := range c.args {
 			if !strings.HasPrefix(o, "-") {
 				names = append(names, o)
 			}
@@ -250,13 +281,21 @@ func buildToolSpecs() map[string]*toolSpec {
 		}
 		e.envVars = append(e.envVars, names...)
 	}})
-	add("ps", &toolSpec{parse: parseOperandsOnly, effects: func(c *toolCall, e *effects) {
+	add("ps", &toolSpec{effects: func(c *toolCall, e *effects) {
 		for _, a := range c.args {
 			// BSD syntax: "ps e", "ps auxe", "ps eww" print every process's environment.
 			if !strings.HasPrefix(a, "-") && strings.IndexByte(a, 'e') >= 0 && isLetters(a) {
 				e.envDump = "ps " + a
 			}
 		}
+	}})
+	add("crontab", &toolSpec{effects: func(c *toolCall, e *effects) {
+		for _, a := range c.args {
+			if a == "-l" || a == "-V" || a == "--help" {
+				return // lists or prints its version
+			}
+		}
+		e.writes = append(e.writes, "/var/spool/cron") // installs, edits or removes a crontab
 	}})
 	add("xxd", &toolSpec{parse: parseXxd, safe: maxOperands(1), effects: func(c *toolCall, e *effects) {
 		if len(c.p.Operands) > 1 {
@@ -271,15 +310,13 @@ func buildToolSpecs() map[string]*toolSpec {
 		}})
 	add("tree", &toolSpec{parse: parseTree, safe: func(c *toolCall) bool { return !c.p.Has("o", "R", "fromfile") }})
 	add("which", &toolSpec{opts: argv.MustNew("as", 0), safe: safeAll, injectSafe: true})
-	add("perl", &toolSpec{parse: parseOperandsOnly, effects: inPlaceEffects("perl")})
-	add("awk", &toolSpec{parse: parseOperandsOnly, effects: inPlaceEffects("awk")})
-	add("gawk", &toolSpec{parse: parseOperandsOnly, effects: inPlaceEffects("awk")})
-	for _, n := range []string{"echo", "printf"} {
-		add(n, &toolSpec{parse: parseOperandsOnly, safe: safeAll, injectSafe: true, text: allArgs})
+	add("perl", &toolSpec{effects: inPlaceEffects("perl")})
+	add("awk", &toolSpec{effects: inPlaceEffects("awk")})
+	add("gawk", &toolSpec{effects: inPlaceEffects("awk")})
+	for _, n := range []string{"echo", "printf", "true", "false"} {
+		add(n, &toolSpec{safe: safeAll, injectSafe: true, allText: true})
 	}
-	add("pwd", &toolSpec{parse: parseOperandsOnly, safe: maxOperands(0)})
-	add("true", &toolSpec{parse: parseOperandsOnly, safe: safeAll, injectSafe: true, text: allArgs})
-	add("false", &toolSpec{parse: parseOperandsOnly, safe: safeAll, injectSafe: true, text: allArgs})
+	add("pwd", &toolSpec{safe: func(c *toolCall) bool { return len(c.args) == 0 }})
 	return m
 }
 
@@ -296,14 +333,10 @@ func maxOperands(n int) func(c *toolCall) bool {
 	return func(c *toolCall) bool { return len(c.p.Operands) <= n }
 }
 
-func allOperands(c *toolCall) []int { return c.p.OperandIndex }
-
-func allArgs(c *toolCall) []int {
-	out := make([]int, len(c.args))
-	for i := range out {
-		out[i] = i
+func allOperands(c *toolCall, t *argSet) {
+	for _, i := range c.p.OperandIndex {
+		t.add(i)
 	}
-	return out
 }
 
 func isLetters(s string) bool {
@@ -427,22 +460,18 @@ func grepPatternIndex(c *toolCall) int {
 	return c.p.OperandIndex[0]
 }
 
-func grepText(c *toolCall) []int {
-	var out []int
-	if i := grepPatternIndex(c); i >= 0 {
-		out = append(out, i)
-	}
+func grepText(c *toolCall, t *argSet) {
+	t.add(grepPatternIndex(c))
 	for _, o := range c.p.Options {
 		switch o.Name {
 		case "e", "regexp", "include", "exclude", "exclude-dir", "label", "group-separator", "g", "glob",
 			"iglob", "type", "t", "T", "type-not", "replace", "r", "context-separator", "field-match-separator",
 			"field-context-separator", "path-separator", "colors":
 			if o.HasValue {
-				out = append(out, o.ValueIndex)
+				t.add(o.ValueIndex)
 			}
 		}
 	}
-	return out
 }
 
 // grepEffects: -r, -R and --directories=recurse read the operands (or ".") recursively.
@@ -481,23 +510,12 @@ func dateSafe(c *toolCall) bool {
 	return len(c.p.Operands) <= 1
 }
 
-// parseOperandsOnly takes every argument as an operand (programs whose options are read by
-// their own rules in the effects function).
-func parseOperandsOnly(args []string) (argv.Parsed, error) {
-	p := argv.Parsed{DashDash: -1}
-	for i, a := range args {
-		p.Operands = append(p.Operands, a)
-		p.OperandIndex = append(p.OperandIndex, i)
-	}
-	return p, nil
-}
-
 // parseLoose reads clustered single-letter options and --long[=value] options without knowing
 // which take values: for programs with their own parsers (zip, bzip2, zstd, yq) whose only
 // effects that matter are a few flags and the operands. A flag's value is never taken from the
 // next word, so an operand is never missed.
-func parseLoose(args []string) (argv.Parsed, error) {
-	p := argv.Parsed{DashDash: -1}
+func parseLoose(p *argv.Parsed, args []string) error {
+	p.Reset()
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -507,7 +525,7 @@ func parseLoose(args []string) (argv.Parsed, error) {
 				p.Operands = append(p.Operands, args[j])
 				p.OperandIndex = append(p.OperandIndex, j)
 			}
-			return p, nil
+			return nil
 		case strings.HasPrefix(a, "--"):
 			name, val, has := strings.Cut(a[2:], "=")
 			p.Options = append(p.Options, argv.Option{Name: name, Long: true, Value: val, HasValue: has, Index: i, ValueIndex: i})
@@ -530,12 +548,12 @@ func parseLoose(args []string) (argv.Parsed, error) {
 			p.OperandIndex = append(p.OperandIndex, i)
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // parseChmod reads chmod, whose modes look like options (chmod -w file, chmod -R a-x dir).
-func parseChmod(args []string) (argv.Parsed, error) {
-	p := argv.Parsed{DashDash: -1}
+func parseChmod(p *argv.Parsed, args []string) error {
+	p.Reset()
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -544,7 +562,7 @@ func parseChmod(args []string) (argv.Parsed, error) {
 				p.Operands = append(p.Operands, args[j])
 				p.OperandIndex = append(p.OperandIndex, j)
 			}
-			return p, nil
+			return nil
 		case strings.HasPrefix(a, "--reference="):
 			p.Options = append(p.Options, argv.Option{Name: "reference", Long: true, Value: a[len("--reference="):], HasValue: true, Index: i, ValueIndex: i})
 		case a == "--reference" && i+1 < len(args):
@@ -561,12 +579,12 @@ func parseChmod(args []string) (argv.Parsed, error) {
 			p.OperandIndex = append(p.OperandIndex, i)
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // parseUnzip finds unzip's -d DIR (attached or not, anywhere) and its listing flags.
-func parseUnzip(args []string) (argv.Parsed, error) {
-	p := argv.Parsed{DashDash: -1}
+func parseUnzip(p *argv.Parsed, args []string) error {
+	p.Reset()
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if len(a) > 1 && a[0] == '-' {
@@ -591,7 +609,7 @@ func parseUnzip(args []string) (argv.Parsed, error) {
 		p.Operands = append(p.Operands, a)
 		p.OperandIndex = append(p.OperandIndex, i)
 	}
-	return p, nil
+	return nil
 }
 
 // zipEffects: zip writes its archive (the first operand, or -O FILE) and reads -r operands
@@ -616,9 +634,9 @@ func zipEffects(c *toolCall, e *effects) {
 
 // parseRsync reads rsync's options loosely; values of the options that take one are skipped
 // by name, so the operands are right.
-func parseRsync(args []string) (argv.Parsed, error) {
+func parseRsync(p *argv.Parsed, args []string) error {
 	withValue := map[string]bool{"e": true, "f": true, "B": true, "T": true, "M": true}
-	p := argv.Parsed{DashDash: -1}
+	p.Reset()
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -627,7 +645,7 @@ func parseRsync(args []string) (argv.Parsed, error) {
 				p.Operands = append(p.Operands, args[j])
 				p.OperandIndex = append(p.OperandIndex, j)
 			}
-			return p, nil
+			return nil
 		case strings.HasPrefix(a, "--"):
 			name, val, has := strings.Cut(a[2:], "=")
 			p.Options = append(p.Options, argv.Option{Name: name, Long: true, Value: val, HasValue: has, Index: i, ValueIndex: i})
@@ -647,7 +665,7 @@ func parseRsync(args []string) (argv.Parsed, error) {
 			p.OperandIndex = append(p.OperandIndex, i)
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // remoteCopyEffects: scp and rsync write their last operand when it is local and read the
@@ -798,6 +816,13 @@ func tarEffects(c *toolCall, e *effects) {
 	}
 }
 
+func lastOr(list []string, def string) string {
+	if len(list) == 0 {
+		return def
+	}
+	return list[len(list)-1]
+}
+
 func joinRel(dir, p string) string {
 	if dir == "" || path.IsAbs(p) {
 		return p
@@ -807,10 +832,10 @@ func joinRel(dir, p string) string {
 
 // parseTar turns tar's old-style first argument ("czf x.tgz": letters, their values taken from
 // the following words in order) into options, then reads the rest with tar's grammar.
-func parseTar(args []string) (argv.Parsed, error) {
+func parseTar(p *argv.Parsed, args []string) error {
 	g := getoptGrammars["tar"]
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return g.Parse(args)
+		return g.ParseInto(p, args)
 	}
 	letters := args[0]
 	rest := args[1:]
@@ -820,11 +845,13 @@ func parseTar(args []string) (argv.Parsed, error) {
 		c := letters[k]
 		kind, ok := g.ShortKind(c)
 		if !ok {
-			return argv.Parsed{}, &argv.Error{Arg: args[0], Option: string(c), Reason: "unrecognized option"}
+			p.Reset()
+			return &argv.Error{Arg: args[0], Option: string(c), Reason: "unrecognized option"}
 		}
 		if kind == argv.RequiredArg {
 			if len(rest) == 0 {
-				return argv.Parsed{}, &argv.Error{Arg: args[0], Option: string(c), Reason: "option requires an argument"}
+				p.Reset()
+				return &argv.Error{Arg: args[0], Option: string(c), Reason: "option requires an argument"}
 			}
 			words = append(words, "-"+string(c), rest[0])
 			index = append(index, 0, len(args)-len(rest))
@@ -838,9 +865,8 @@ func parseTar(args []string) (argv.Parsed, error) {
 	for k := range rest {
 		index = append(index, len(args)-len(rest)+k)
 	}
-	p, err := g.Parse(words)
-	if err != nil {
-		return p, err
+	if err := g.ParseInto(p, words); err != nil {
+		return err
 	}
 	// Indexes back into the caller's arguments.
 	for i := range p.Options {
@@ -850,7 +876,7 @@ func parseTar(args []string) (argv.Parsed, error) {
 	for i := range p.OperandIndex {
 		p.OperandIndex[i] = index[p.OperandIndex[i]]
 	}
-	return p, nil
+	return nil
 }
 
 // wgetEffects: -O, -o, -a, -P and the cookie, WARC and log files are writes; without -O the
@@ -960,6 +986,16 @@ sub:
 		if gitSafe(args) {
 			return
 		}
+		local := true
+		for _, a := range rest {
+			if a == "--global" || a == "--system" || a == "--file" || a == "-f" || strings.HasPrefix(a, "--file=") {
+				local = false
+			}
+		}
+		if local {
+			// The repository's own configuration: core.hooksPath, aliases and pagers run programs.
+			e.writes = append(e.writes, joinRel(lastOr(dirs, ""), ".git/config"))
+		}
 		for k, a := range rest {
 			switch {
 			case a == "--global":
@@ -977,8 +1013,8 @@ sub:
 
 // parseXxd reads xxd's single-dash options: -c, -g, -l, -n, -o, -s, -R take a value (attached
 // or the next word); anything it does not know is refused.
-func parseXxd(args []string) (argv.Parsed, error) {
-	p := argv.Parsed{DashDash: -1}
+func parseXxd(p *argv.Parsed, args []string) error {
+	p.Reset()
 	flags := map[string]bool{"-a": true, "-autoskip": true, "-b": true, "-bits": true, "-C": true, "-capitalize": true,
 		"-e": true, "-E": true, "-EBCDIC": true, "-h": true, "-help": true, "-i": true, "-include": true, "-p": true, "-ps": true,
 		"-postscript": true, "-plain": true, "-u": true, "-d": true, "-v": true, "-version": true}
@@ -991,7 +1027,7 @@ func parseXxd(args []string) (argv.Parsed, error) {
 				p.Operands = append(p.Operands, args[j])
 				p.OperandIndex = append(p.OperandIndex, j)
 			}
-			return p, nil
+			return nil
 		case a == "-" || !strings.HasPrefix(a, "-"):
 			p.Operands = append(p.Operands, a)
 			p.OperandIndex = append(p.OperandIndex, i)
@@ -1005,20 +1041,20 @@ func parseXxd(args []string) (argv.Parsed, error) {
 				i++
 				o.Value, o.ValueIndex = args[i], i
 			} else {
-				return p, &argv.Error{Arg: a, Index: i, Reason: "option requires an argument"}
+				return &argv.Error{Arg: a, Index: i, Reason: "option requires an argument"}
 			}
 			p.Options = append(p.Options, o)
 		default:
-			return p, &argv.Error{Arg: a, Index: i, Reason: "unrecognized option"}
+			return &argv.Error{Arg: a, Index: i, Reason: "unrecognized option"}
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // parseTree reads tree's options: single letters (clustered), -L/-P/-I/-H/-T/-o and friends
 // taking the next word, and a known set of --long options.
-func parseTree(args []string) (argv.Parsed, error) {
-	p := argv.Parsed{DashDash: -1}
+func parseTree(p *argv.Parsed, args []string) error {
+	p.Reset()
 	valued := "LPIHTo"
 	longValued := map[string]bool{"charset": true, "filelimit": true, "timefmt": true, "sort": true, "fromfile": false, "gitfile": true, "infofile": true, "hintro": true, "houtro": true}
 	longFlags := map[string]bool{"help": true, "version": true, "inodes": true, "device": true, "noreport": true, "nolinks": true,
@@ -1032,14 +1068,14 @@ func parseTree(args []string) (argv.Parsed, error) {
 				p.Operands = append(p.Operands, args[j])
 				p.OperandIndex = append(p.OperandIndex, j)
 			}
-			return p, nil
+			return nil
 		case strings.HasPrefix(a, "--"):
 			name, val, has := strings.Cut(a[2:], "=")
 			switch {
 			case longValued[name]:
 				if !has {
 					if i+1 >= len(args) {
-						return p, &argv.Error{Arg: a, Index: i, Reason: "option requires an argument"}
+						return &argv.Error{Arg: a, Index: i, Reason: "option requires an argument"}
 					}
 					i++
 					val = args[i]
@@ -1048,18 +1084,18 @@ func parseTree(args []string) (argv.Parsed, error) {
 			case longFlags[name] && !has:
 				p.Options = append(p.Options, argv.Option{Name: name, Long: true, Index: i, ValueIndex: i})
 			default:
-				return p, &argv.Error{Arg: a, Index: i, Reason: "unrecognized option"}
+				return &argv.Error{Arg: a, Index: i, Reason: "unrecognized option"}
 			}
 		case len(a) > 1 && a[0] == '-':
 			for j := 1; j < len(a); j++ {
 				n := a[j : j+1]
 				if strings.IndexByte("adlfxpsughDFqNQrtcvUiACSnJXR", a[j]) < 0 && strings.IndexByte(valued, a[j]) < 0 {
-					return p, &argv.Error{Arg: a, Index: i, Option: n, Reason: "unrecognized option"}
+					return &argv.Error{Arg: a, Index: i, Option: n, Reason: "unrecognized option"}
 				}
 				o := argv.Option{Name: n, Index: i, ValueIndex: i}
 				if strings.IndexByte(valued, a[j]) >= 0 {
 					if i+1 >= len(args) {
-						return p, &argv.Error{Arg: a, Index: i, Reason: "option requires an argument"}
+						return &argv.Error{Arg: a, Index: i, Reason: "option requires an argument"}
 					}
 					i++
 					o.Value, o.HasValue, o.ValueIndex = args[i], true, i
@@ -1073,5 +1109,5 @@ func parseTree(args []string) (argv.Parsed, error) {
 			p.OperandIndex = append(p.OperandIndex, i)
 		}
 	}
-	return p, nil
+	return nil
 }

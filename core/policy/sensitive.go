@@ -280,8 +280,9 @@ const (
 
 const globMeta = `*?[\`
 
-// globKey picks the key of a glob: from its last element that has one, an exact name, else a
-// literal prefix, else a literal suffix. Lower-cased, like everything matched against it.
+// globKey picks the key of a glob: its last literal dotfile name, else from its last element
+// that has one, an exact name, else a literal prefix, else a literal suffix. Lower-cased, like
+// everything matched against it.
 func globKey(g sensGlob) (keyKind, string) {
 	p := g.rel
 	if !g.tilde {
@@ -290,6 +291,13 @@ func globKey(g sensGlob) (keyKind, string) {
 		p = strings.TrimPrefix(cleanGlob(p), "/")
 	}
 	elems := strings.Split(p, "/")
+	// A literal dotfile name is the rarest word in a command: prefer it (".config" over
+	// "git" in ~/.config/git).
+	for i := len(elems) - 1; i >= 0; i-- {
+		if e := elems[i]; len(e) > 1 && e[0] == '.' && e != ".." && !strings.ContainsAny(e, globMeta) {
+			return keyExact, strings.ToLower(e)
+		}
+	}
 	kind, key := keyNone, ""
 	for i := len(elems) - 1; i >= 0; i-- {
 		e := elems[i]
@@ -681,6 +689,10 @@ func (s *Sensitive) collectGlobElement(c *candSet, e string) {
 		}
 	}
 	m := strings.IndexAny(e, globMeta)
+	if m < 0 {
+		s.collectElement(c, []byte(e)) // "!" or "@" alone: a literal name
+		return
+	}
 	lit := unescapeGlob(e[:m])
 	last := strings.LastIndexAny(e, "*?")
 	tail := unescapeGlob(e[last+1:])

@@ -635,3 +635,28 @@ func TestGlobShellModeAgainstBash(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSensitive: the key index never hides a match, and no path, glob or directory makes a
+// matcher panic.
+func FuzzSensitive(f *testing.F) {
+	for _, seed := range [][3]string{
+		{"~/.ssh/id_rsa", sensProj, sensHome}, {"../../etc/shadow", sensProj, ""}, {"C:\\Users\\x\\.aws\\c", "", ""},
+		{"$HOME/.netrc", "/", "/root"}, {"~bob/.kube/config", "rel", "/var/lib/x"}, {"/proc/1/environ", "", ""},
+		{"~/.ss?/id_*", sensProj, sensHome}, {"@(a|.env)", sensProj, ""}, {"[[:alpha:]]*", "/", ""}, {"x/**/y", "", ""},
+	} {
+		f.Add(seed[0], seed[1], seed[2])
+	}
+	s := defaultSensitive(f)
+	f.Fuzz(func(t *testing.T, p, cwd, home string) {
+		if len(p) > 300 || len(cwd) > 300 || len(home) > 300 {
+			return
+		}
+		_, got := s.Match(p, cwd, home)
+		if want := bruteMatch(s, p, cwd, home); got != want {
+			t.Fatalf("Match(%q, %q, %q) = %v, brute force %v", p, cwd, home, got, want)
+		}
+		s.MatchGlob(p, cwd, home)
+		s.MatchTree(p, cwd, home)
+		s.MatchGlobTree(p, cwd, home)
+	})
+}

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"path"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -108,8 +109,35 @@ func (w *walker) builtin(name string, args []Arg) {
 				w.codeInData(name, a.Value)
 			}
 		}
+	case "wait":
+		for i := 1; i+1 < len(args); i++ {
+			if args[i].Value == "-p" || strings.HasPrefix(args[i].Value, "-") && strings.HasSuffix(args[i].Value, "p") {
+				if w.plainName("wait -p", args[i+1].Value, args[i+1].Known) {
+					w.assigned(args[i+1].Value)
+					w.setVar(args[i+1].Value, varVal{})
+				}
+			}
+		}
 	case "unset":
 		w.unset(args)
+	case "shift":
+		n := 1
+		if len(args) > 1 {
+			if !args[1].Known || !isDigits(args[1].Value) {
+				w.posKnown = false
+				w.problem("shift by a count that is not known")
+				break
+			}
+			n, _ = strconv.Atoi(args[1].Value)
+		}
+		if w.posKnown && len(w.pos) > 0 {
+			if n < len(w.pos) {
+				w.pos = append([]string{w.pos[0]}, w.pos[1+n:]...)
+			} else if n == len(w.pos)-1 {
+				w.pos = w.pos[:1]
+			}
+			// shift beyond $# fails and changes nothing.
+		}
 	case "test", "[":
 		ops := args[1:]
 		for i := 0; i+1 < len(ops); i++ {
@@ -261,6 +289,8 @@ func (w *walker) source(name string, args []Arg) {
 	}
 	s := w.emit(args, KindBuiltin)
 	s.Reads = append(s.Reads[:len(s.Reads):len(s.Reads)], Read{Target: a.Value, Known: a.Known, Pattern: a.Pattern, Op: "source"})
+	// Whatever the file sets (variables, functions, the directory) is not known afterwards.
+	w.sh.opaque = true
 	switch {
 	case !a.Known || a.Pattern != "":
 		w.problem("%s of a file that is not known", name)

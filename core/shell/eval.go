@@ -154,7 +154,11 @@ func (w *walker) evalArgs(args []Arg, stdin stdinState) (string, bool) {
 	}
 	switch Base(argv[0]) {
 	case "echo":
-		return evalEcho(argv[1:]), true
+		out, exact := evalEcho(argv[1:])
+		if !exact {
+			w.approx("echo")
+		}
+		return out, true
 	case "printf":
 		if len(argv) < 2 {
 			return "", false
@@ -431,7 +435,9 @@ func decodeBase64(s string) (out string, exact, ok bool) {
 	return "", false, false
 }
 
-func evalEcho(args []string) string {
+// evalEcho is bash's echo builtin (xpg_echo off); exact is false when its output depends on
+// the locale (\u escapes).
+func evalEcho(args []string) (string, bool) {
 	newline, escapes := true, false
 	for len(args) > 0 {
 		a := args[0]
@@ -451,24 +457,36 @@ func evalEcho(args []string) string {
 		args = args[1:]
 	}
 	s := strings.Join(args, " ")
+	exact := true
 	if escapes {
 		var stop bool
-		s, stop = echoEscapes(s)
+		s, stop, exact = backslashEscapes(s, escEcho)
 		if stop {
-			return s
+			return s, exact
 		}
 	}
 	if newline {
 		s += "\n"
 	}
-	return s
+	return s, exact
 }
 
-// echoEscapes interprets echo -e and printf %b escapes; stop is true at \c.
-func echoEscapes(s string) (string, bool) {
+// The three dialects of backslash escapes in bash (checked against bash in a sandbox): echo -e
+// knows \0NNN but not \NNN; printf's %b knows both; printf's format knows \NNN (the 0
+// counts as a digit) and \", and \c is no escape there.
+const (
+	escEcho = iota
+	escPercentB
+	escFormat
+)
+
+// backslashEscapes interprets escapes of one dialect; stop is true at \c (echo, %b), exact is
+// false for \u and \U, whose output depends on the locale.
+func backslashEscapes(s string, dialect int) (out string, stop, exact bool) {
 	if strings.IndexByte(s, '\\') < 0 {
-		return s, false
+		return s, false, true
 	}
+	exact = true
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] != '\\' || i+1 >= len(s) {
@@ -476,28 +494,70 @@ func echoEscapes(s string) (string, bool) {
 			continue
 		}
 		i++
-		switch s[i] {
-		case 'c':
-			return b.String(), true
-		case '0':
+		c := s[i]
+		switch {
+		case c == 'c' && dialect != escFormat:
+			return b.String(), true, exact
+		case c == '0' && dialect != escFormat:
 			v, n := parseBase(s[i+1:], 8, 3)
 			b.WriteByte(byte(v))
 			i += n
-		default:
-			consumed := escapeLen(s[i:])
-			if consumed == 0 {
-				b.WriteByte('\\')
-				b.WriteByte(s[i])
+		case c >= '0' && c <= '7' && dialect != escEcho:
+			v, n := parseBase(s[i:], 8, 3)
+			b.WriteByte(byte(v))
+			i += n - 1
+		case c == 'x':
+			v, n := parseBase(s[i+1:], 16, 2)
+			if n == 0 {
+				b.WriteString("\\x")
 				continue
 			}
-			b.WriteString(ansiC("\\" + s[i:i+consumed]))
-			i += consumed - 1
+			b.WriteByte(byte(v))
+			i += n
+		case c == 'u' || c == 'U':
+			exact = false
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == '"' && dialect == escFormat:
+			b.WriteByte('"')
+		default:
+			if e := simpleEscape(c); e != 0 {
+				b.WriteByte(e)
+				continue
+			}
+			b.WriteByte('\\')
+			b.WriteByte(c)
 		}
 	}
-	return b.String(), false
+	return b.String(), false, exact
 }
 
-// escapeLen is how many bytes after a backslash one escape sequence uses.
+// simpleEscape is the byte of a one-letter escape (\n, \t, …), or 0.
+func simpleEscape(c byte) byte {
+	switch c {
+	case 'a':
+		return 7
+	case 'b':
+		return 8
+	case 'e', 'E':
+		return 27
+	case 'f':
+		return 12
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	case 'v':
+		return 11
+	case '\\':
+		return '\\'
+	}
+	return 0
+}
+
+// escapeLen is how many bytes after a backslash one escape sequence of tr uses.
 func escapeLen(s string) int {
 	if s == "" {
 		return 0
@@ -505,23 +565,7 @@ func escapeLen(s string) int {
 	switch s[0] {
 	case 'a', 'b', 'e', 'E', 'f', 'n', 'r', 't', 'v', '\\':
 		return 1
-	case 'x':
-		_, n := parseBase(s[1:], 16, 2)
-		if n == 0 {
-			return 0
-		}
-		return 1 + n
-	case 'u', 'U':
-		width := 4
-		if s[0] == 'U' {
-			width = 8
-		}
-		_, n := parseBase(s[1:], 16, width)
-		if n == 0 {
-			return 0
-		}
-		return 1 + n
-	case '1', '2', '3', '4', '5', '6', '7':
+	case '0', '1', '2', '3', '4', '5', '6', '7':
 		_, n := parseBase(s, 8, 3)
 		return n
 	}
@@ -550,23 +594,22 @@ func evalPrintf(format string, args []string) (string, bool) {
 		for i := 0; i < len(format) && !stop; i++ {
 			c := format[i]
 			if c == '\\' && i+1 < len(format) {
-				if format[i+1] == 'c' {
-					stop = true
-					break
+				// One escape of the format dialect: find where it ends.
+				j := i + 2
+				switch d := format[i+1]; {
+				case d >= '0' && d <= '7':
+					_, n := parseBase(format[i+1:], 8, 3)
+					j = i + 1 + n
+				case d == 'x':
+					_, n := parseBase(format[i+2:], 16, 2)
+					j = i + 2 + n
+				case d == 'u' || d == 'U':
+					exact = false
 				}
-				n := escapeLen(format[i+1:])
-				if format[i+1] == '0' {
-					v, m := parseBase(format[i+2:], 8, 3)
-					b.WriteByte(byte(v))
-					i += 1 + m
-					continue
-				}
-				if n > 0 {
-					b.WriteString(ansiC(format[i : i+1+n]))
-					i += n
-					continue
-				}
-				b.WriteByte(c)
+				e, _, ex := backslashEscapes(format[i:j], escFormat)
+				exact = exact && ex
+				b.WriteString(e)
+				i = j - 1
 				continue
 			}
 			if c != '%' || i+1 >= len(format) {
@@ -591,8 +634,9 @@ func evalPrintf(format string, args []string) (string, bool) {
 			case 's':
 				b.WriteString(next())
 			case 'b':
-				s, st := echoEscapes(next())
+				s, st, ex := backslashEscapes(next(), escPercentB)
 				b.WriteString(s)
+				exact = exact && ex
 				if st {
 					stop = true
 				}

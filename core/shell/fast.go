@@ -19,17 +19,52 @@ type fastCmd struct {
 // maxFast bounds the lines the fast path reads; longer ones go to the parser.
 const maxFast = 4096
 
-// plainByte reports the characters that stand for themselves in a bash word wherever they
+// plainBytes are the characters that stand for themselves in a bash word wherever they
 // appear (outside quotes, and not first in a command word for '=').
-func plainByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		c == '-' || c == '_' || c == '.' || c == '/' || c == ',' || c == ':' || c == '+' || c == '@' || c == '%' || c == '='
-}
+var plainBytes = func() (t [256]bool) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for _, c := range "-_./,:+@%=" {
+		t[c] = true
+	}
+	return t
+}()
+
+func plainByte(c byte) bool { return plainBytes[c] }
 
 // fastSplit splits s into its simple commands when the fast path can read it.
 func (sh *shared) fastSplit(s string) ([]fastCmd, bool) {
+	cmds, _, ok := sh.fastSplitNormalized(s, false)
+	return cmds, ok
+}
+
+// fastSplitNormalized is fastSplit that also returns the line as the syntax printer would
+// print it (single spaces between words, "a && b", "a | b", "a; b") when normalize is set;
+// TestFastPathMatchesParser and FuzzAnalyze check it against the printer.
+func (sh *shared) fastSplitNormalized(s string, normalize bool) ([]fastCmd, string, bool) {
 	if s == "" || len(s) > maxFast || sh.noFast {
-		return nil, false
+		return nil, "", false
+	}
+	var out []byte // nil while the normalized line equals a prefix of s
+	n := 0         // length of the normalized line so far
+	emit := func(t string) {
+		if !normalize {
+			return
+		}
+		if out == nil {
+			if n+len(t) <= len(s) && s[n:n+len(t)] == t {
+				n += len(t)
+				return
+			}
+			out = make([]byte, n, len(s)+16)
+			copy(out, s[:n])
+		}
+		out = append(out, t...)
+		n += len(t)
 	}
 	var cmds []fastCmd
 	if !sh.fastBufUsed {
@@ -46,11 +81,11 @@ func (sh *shared) fastSplit(s string) ([]fastCmd, bool) {
 			i++
 		}
 		if i == len(s) {
-			return nil, false // empty, or ends with an operator
+			return nil, "", false // empty, or ends with an operator
 		}
 		c := s[i]
 		if c == '&' || c == '|' || c == ';' {
-			return nil, false // an operator with no command before it
+			return nil, "", false // an operator with no command before it
 		}
 		// The words of one command.
 		for i < len(s) {
@@ -69,11 +104,11 @@ func (sh *shared) fastSplit(s string) ([]fastCmd, bool) {
 				if d == '\'' || d == '"' {
 					k := strings.IndexByte(s[j+1:], d)
 					if k < 0 {
-						return nil, false
+						return nil, "", false
 					}
 					for _, q := range []byte(s[j+1 : j+1+k]) {
 						if q < ' ' || q > '~' || d == '"' && (q == '$' || q == '`' || q == '\\' || q == '!') {
-							return nil, false
+							return nil, "", false
 						}
 					}
 					quoted = true
@@ -87,12 +122,16 @@ func (sh *shared) fastSplit(s string) ([]fastCmd, bool) {
 				if d == ' ' || d == '\t' || d == '&' || d == '|' || d == ';' {
 					break
 				}
-				return nil, false
+				return nil, "", false
 			}
 			raw := s[i:j]
 			if len(args) == start && (reservedWord(raw) || raw[0] == '#') {
-				return nil, false
+				return nil, "", false
 			}
+			if len(args) > start {
+				emit(" ")
+			}
+			emit(raw)
 			v := raw
 			if quoted {
 				buf = buf[:0]
@@ -120,22 +159,33 @@ func (sh *shared) fastSplit(s string) ([]fastCmd, bool) {
 		case s[i] == ';':
 			fc.op = ';'
 			i++
+			emit("; ")
 		case s[i] == '&' && i+1 < len(s) && s[i+1] == '&':
 			fc.op = '&'
 			i += 2
+			emit(" && ")
 		case s[i] == '|' && i+1 < len(s) && s[i+1] == '|':
 			fc.op = 'o'
 			i += 2
+			emit(" || ")
 		case s[i] == '|' && (i+1 >= len(s) || s[i+1] != '&'):
 			fc.op = '|'
 			i++
+			emit(" | ")
 		default:
-			return nil, false // a background job or |&
+			return nil, "", false // a background job or |&
 		}
 		cmds = append(cmds, fc)
 	}
 	sh.argArena = args[len(args):]
-	return cmds, true
+	norm := ""
+	switch {
+	case normalize && out != nil:
+		norm = string(out)
+	case normalize:
+		norm = s[:n]
+	}
+	return cmds, norm, true
 }
 
 // walkFast walks a line split by fastSplit the way walkStmts walks the parser's statements:

@@ -56,9 +56,13 @@ func dumpValue(b *strings.Builder, v reflect.Value) {
 func checkFastPath(t *testing.T, cmd string, opts Options) {
 	t.Helper()
 	var sh shared
-	if _, ok := sh.fastSplit(cmd); ok {
-		if _, ok := fastPrint(cmd); !ok {
-			t.Fatalf("the fast path reads %q but fastPrint does not", cmd)
+	if _, norm, ok := sh.fastSplitNormalized(cmd, true); ok {
+		f, err := parse(cmd)
+		if err != nil {
+			t.Fatalf("the fast path reads %q, which does not parse: %v", cmd, err)
+		}
+		if printed := printFile(f, hasBackground(f)); printed != norm {
+			t.Fatalf("the fast path prints %q as %q, the printer as %q", cmd, norm, printed)
 		}
 	}
 	fast := analyze(cmd, opts, true)

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"regexp"
 	"strings"
 )
 
@@ -1247,4 +1248,142 @@ func (w *walker) subcommandRunner(base string, args []Arg) bool {
 func (w *walker) cannotUnwrapArgs(label string, args []Arg, why string) {
 	w.problem("cannot see through %s: %s", label, why)
 	w.floorScan(args, label)
+}
+
+// --- more tools with commands in their options ---
+
+// cargo --config KEY=VALUE sets runners, linkers, wrappers and aliases on the command line.
+func (w *walker) cargo(args []Arg) {
+	w.emit(args, KindCommand)
+	for i := 1; i < len(args); i++ {
+		v := args[i].Value
+		kv := ""
+		switch {
+		case v == "--config":
+			if i+1 < len(args) {
+				i++
+				kv = args[i].Value
+			}
+		case strings.HasPrefix(v, "--config="):
+			kv = v[len("--config="):]
+		case v == "--":
+			return
+		}
+		if kv == "" {
+			continue
+		}
+		key, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			w.problem("cargo --config reads a configuration file")
+			continue
+		}
+		key = strings.TrimSpace(key)
+		val = strings.Trim(strings.TrimSpace(val), `"'`)
+		switch {
+		case strings.HasPrefix(key, "alias."):
+			argv := []Arg{lit("cargo")}
+			for _, wd := range xargsWords(val) {
+				argv = append(argv, lit(wd))
+			}
+			w.hiddenArgv("cargo --config "+key, argv)
+		case strings.HasSuffix(key, ".runner") || strings.HasSuffix(key, ".linker") || strings.HasPrefix(key, "build.rustc") ||
+			strings.HasSuffix(key, "-wrapper") || key == "build.rustdoc":
+			w.hiddenScript("cargo --config "+key, val, args[i].Known)
+		case strings.HasPrefix(key, "target.") && strings.HasSuffix(key, ".rustflags"), key == "build.rustflags":
+			w.problem("cargo --config %s passes flags to the compiler", key)
+		}
+	}
+}
+
+// gcc -wrapper runs the compiler's programs under another command; -fplugin and -B load code.
+func (w *walker) compiler(base string, args []Arg) {
+	w.emit(args, KindCommand)
+	for i := 1; i < len(args); i++ {
+		v := args[i].Value
+		switch {
+		case v == "-wrapper" && i+1 < len(args):
+			i++
+			var argv []Arg
+			for _, p := range strings.Split(args[i].Value, ",") {
+				argv = append(argv, lit(p))
+			}
+			w.hiddenArgv(base+" -wrapper", argv)
+		case strings.HasPrefix(v, "-fplugin") || v == "-B" || strings.HasPrefix(v, "-B") && len(v) > 2 ||
+			strings.HasPrefix(v, "-specs") || strings.HasPrefix(v, "@") || strings.HasPrefix(v, "-Xclang") && i+1 < len(args) && strings.HasPrefix(args[i+1].Value, "-load"):
+			w.problem("%s %s loads programs or options from elsewhere", base, v)
+		}
+	}
+}
+
+// ansible runs modules: shell, command, raw and script run a command (here with -c local).
+func (w *walker) ansible(args []Arg) {
+	w.emit(args, KindCommand)
+	module := ""
+	var moduleArgs []string
+	for i := 1; i < len(args); i++ {
+		v := args[i].Value
+		name, val, hasVal := strings.Cut(v, "=")
+		switch name {
+		case "-m", "--module-name":
+			val, _, j := longValue(args, i, hasVal, val)
+			i = j
+			module = val
+		case "-a", "--args":
+			val, _, j := longValue(args, i, hasVal, val)
+			i = j
+			moduleArgs = append(moduleArgs, val)
+		}
+	}
+	switch strings.TrimPrefix(module, "ansible.builtin.") {
+	case "shell", "command", "raw", "script", "":
+		for _, a := range moduleArgs {
+			w.problem("ansible runs a command on its hosts")
+			w.floorScript("ansible -a", a)
+		}
+	default:
+		if len(moduleArgs) > 0 {
+			w.problem("ansible runs the module %s", module)
+		}
+	}
+}
+
+// The Lisp calls that run a shell command line, and those that run a program and arguments.
+var (
+	lispShellRE   = regexp.MustCompile(`\((shell-command(?:-to-string)?|async-shell-command|start-process-shell-command|call-process-shell-command)\s+(")`)
+	lispProcessRE = regexp.MustCompile(`\((?:call-process|start-process|process-lines)\s`)
+)
+
+// emacs --eval runs Lisp: the floor reads the shell commands it names.
+func (w *walker) emacs(args []Arg) {
+	w.emit(args, KindCommand)
+	for i := 1; i < len(args); i++ {
+		v := args[i].Value
+		name, val, hasVal := strings.Cut(v, "=")
+		switch name {
+		case "--eval", "-eval", "--execute", "-execute":
+			val, _, j := longValue(args, i, hasVal, val)
+			i = j
+			w.problem("emacs --eval runs Lisp")
+			for _, m := range lispShellRE.FindAllStringSubmatchIndex(val, -1) {
+				text, _ := readQuoted(val[m[4]:], '"')
+				w.floorScript("emacs "+val[m[2]:m[3]], text)
+			}
+			for _, m := range lispProcessRE.FindAllStringSubmatchIndex(val, -1) {
+				var argv []string
+				rest := val[m[1]:]
+				for strings.HasPrefix(strings.TrimLeft(rest, " \t"), "\"") || strings.HasPrefix(strings.TrimLeft(rest, " \t"), "nil") {
+					rest = strings.TrimLeft(rest, " \t")
+					if strings.HasPrefix(rest, "nil") {
+						rest = rest[3:]
+						continue
+					}
+					q, n := readQuoted(rest, '"')
+					argv = append(argv, q)
+					rest = rest[n:]
+				}
+				w.floorOnly("emacs").argv("emacs call-process", argv)
+			}
+		case "-l", "--load", "-f", "--funcall", "--script", "-batch", "--batch", "-Q", "-q":
+		}
+	}
 }

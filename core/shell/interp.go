@@ -153,12 +153,20 @@ func codeForkBomb(code string) bool {
 	}
 	toks := tokenizeCode(code)
 	hasFork := func(ts []codeTok) bool {
+		fork := false
 		for _, t := range ts {
-			if t.kind == 'i' && forkCall(t.s) {
-				return true
+			if t.kind != 'i' {
+				continue
+			}
+			switch t.s {
+			case "break", "return", "exit", "last", "die", "raise", "throw", "sys.exit", "os._exit", "process.exit":
+				return false // the loop ends
+			}
+			if forkCall(t.s) {
+				fork = true
 			}
 		}
-		return false
+		return fork
 	}
 	always := func(cond []codeTok, until bool) bool {
 		if hasFork(cond) {

@@ -375,7 +375,7 @@ var statePool = sync.Pool{New: func() any { return new(state) }}
 func Analyze(cmd string, opts Options) *Analysis { return analyze(cmd, opts, true) }
 
 // analyze is Analyze, with the fast path for plain words allowed or not (tests compare the two).
-func analyze(cmd string, opts Options, fast bool) *Analysis {
+func analyze(cmd string, opts Options, fast bool) (result *Analysis) {
 	st := statePool.Get().(*state)
 	// The slabs need no clearing: every slot is written before it is read.
 	st.an, st.sh = Analysis{}, shared{}
@@ -405,16 +405,15 @@ func analyze(cmd string, opts Options, fast bool) *Analysis {
 		if r := recover(); r != nil {
 			an.problem("%s: %v", internalError, r)
 			an.OK = false
+			result = an
 		}
 	}()
-	if cmds, ok := st.sh.fastSplit(cmd); ok {
-		if out, ok := fastPrint(cmd); ok {
-			an.Parsed = true
-			w.walkFast(cmds)
-			an.Normalized = out
-			an.finish()
-			return an
-		}
+	if cmds, out, ok := st.sh.fastSplitNormalized(cmd, true); ok {
+		an.Parsed = true
+		w.walkFast(cmds)
+		an.Normalized = out
+		an.finish()
+		return an
 	}
 	f, err := parse(cmd)
 	if err != nil {
@@ -431,11 +430,7 @@ func analyze(cmd string, opts Options, fast bool) *Analysis {
 	} else {
 		an.Parsed = true
 		w.walkStmts(f.Stmts)
-		if out, ok := fastPrint(cmd); ok {
-			an.Normalized = out // what the printer would print, without printing
-		} else {
-			an.Normalized = printFile(f, w.sh.background || an.Incomplete)
-		}
+		an.Normalized = printFile(f, w.sh.background || an.Incomplete)
 	}
 	an.finish()
 	return an
@@ -455,112 +450,6 @@ func (an *Analysis) finish() {
 		}
 	}
 	an.OK = len(an.Problems) == 0 && !an.Incomplete
-}
-
-// fastPrint prints, without the syntax printer, a command made only of plain words, quoted
-// strings without expansions and the operators &&, ||, | and ; between simple commands: the
-// printer's output for those is fully determined (single spaces, "a && b", "a | b", "a; b").
-// ok is false for anything else. The fuzz test checks it against the printer.
-func fastPrint(s string) (string, bool) {
-	if s == "" || len(s) > 4096 {
-		return "", false
-	}
-	var out []byte // nil while the output equals a prefix of s
-	n := 0         // length of the output so far
-	emit := func(t string) {
-		if out == nil {
-			if n+len(t) <= len(s) && s[n:n+len(t)] == t {
-				n += len(t)
-				return
-			}
-			out = make([]byte, n, len(s)+16)
-			copy(out, s[:n])
-		}
-		out = append(out, t...)
-		n += len(t)
-	}
-	word := false    // inside a word
-	startCmd := true // at the start of a simple command
-	space := false   // a blank separates the previous word from the next
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		switch {
-		case c == ' ' || c == '\t':
-			if word {
-				word = false
-				space = true
-			}
-			i++
-		case c == '&' || c == '|' || c == ';':
-			op := s[i : i+1]
-			if i+1 < len(s) && (c == '&' && s[i+1] == '&' || c == '|' && s[i+1] == '|') {
-				op = s[i : i+2]
-			} else if c == '&' || c == '|' && i+1 < len(s) && s[i+1] == '&' {
-				return "", false // background or |&
-			}
-			if startCmd {
-				return "", false
-			}
-			switch op {
-			case ";":
-				emit("; ")
-			case "&&":
-				emit(" && ")
-			case "||":
-				emit(" || ")
-			default:
-				emit(" | ")
-			}
-			i += len(op)
-			word, space, startCmd = false, false, true
-		default:
-			// A word: plain characters and quoted strings without expansions.
-			j := i
-			for j < len(s) {
-				d := s[j]
-				if d == '\'' || d == '"' {
-					k := strings.IndexByte(s[j+1:], d)
-					if k < 0 {
-						return "", false
-					}
-					for _, q := range []byte(s[j+1 : j+1+k]) {
-						if q < ' ' || q > '~' || d == '"' && (q == '$' || q == '`' || q == '\\' || q == '!') {
-							return "", false
-						}
-					}
-					j += k + 2
-					continue
-				}
-				if d >= 'a' && d <= 'z' || d >= 'A' && d <= 'Z' || d >= '0' && d <= '9' ||
-					d == '-' || d == '_' || d == '.' || d == '/' || d == ',' || d == ':' || d == '+' || d == '@' || d == '%' || d == '=' {
-					j++
-					continue
-				}
-				if d == ' ' || d == '\t' || d == '&' || d == '|' || d == ';' {
-					break
-				}
-				return "", false
-			}
-			w := s[i:j]
-			if w[0] == '#' || startCmd && reservedWord(w) {
-				return "", false
-			}
-			if space {
-				emit(" ")
-			}
-			emit(w)
-			word, space, startCmd = true, false, false
-			i = j
-		}
-	}
-	if startCmd {
-		return "", false // empty, or ends with an operator
-	}
-	if out == nil {
-		return s[:n], true
-	}
-	return string(out), true
 }
 
 // reservedWord lists words that start something other than a simple command.

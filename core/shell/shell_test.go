@@ -57,7 +57,7 @@ func TestConstructs(t *testing.T) {
 		{"case", "case $(a) in x) b;; *) c;; esac", []string{"a", "b", "c"}, false},
 		{"test clause", "[[ -f $(a) ]] && b", []string{"a", "[[ -f  ]]", "b"}, false},
 		{"arithmetic", "(( $(a) + 1 ))", []string{"a", "(("}, false},
-		{"function", "f() { a; }; f", []string{"a", "f"}, true},
+		{"function", "f() { a; }; f", []string{"f", "a"}, true},
 		{"time coproc", "time a; coproc b", []string{"a", "b"}, false},
 		{"declare", "export A=1 B=$(a)", []string{"a", "export A=1 B="}, false},
 		{"bash -c", `bash -c "a && b"`, []string{"a|bash -c", "b|bash -c"}, true},
@@ -274,7 +274,7 @@ func TestWindowsStatements(t *testing.T) {
 	}
 }
 
-// fastPrint must agree with the syntax printer wherever it claims to apply.
+// The fast path's normalized line must agree with the syntax printer wherever it applies.
 func TestFastPrintMatchesPrinter(t *testing.T) {
 	for _, tc := range []struct {
 		in string
@@ -303,9 +303,10 @@ func TestFastPrintMatchesPrinter(t *testing.T) {
 		{"", false},
 		{"echo 'unterminated", false},
 	} {
-		got, ok := fastPrint(tc.in)
+		var sh shared
+		_, got, ok := sh.fastSplitNormalized(tc.in, true)
 		if ok != tc.ok {
-			t.Errorf("fastPrint(%q) ok = %v, want %v", tc.in, ok, tc.ok)
+			t.Errorf("fast path(%q) ok = %v, want %v", tc.in, ok, tc.ok)
 			continue
 		}
 		if !ok {
@@ -316,7 +317,7 @@ func TestFastPrintMatchesPrinter(t *testing.T) {
 			t.Fatalf("%q: %v", tc.in, err)
 		}
 		if want := printFile(f, hasBackground(f)); got != want {
-			t.Errorf("fastPrint(%q) = %q, printer: %q", tc.in, got, want)
+			t.Errorf("fast path(%q) = %q, printer: %q", tc.in, got, want)
 		}
 	}
 }

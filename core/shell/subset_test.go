@@ -186,6 +186,8 @@ func TestOutsideSubset(t *testing.T) {
 		{". /etc/profile", "outside"},
 		{`source "$F"`, "not known"},
 		{"source env.sh", "PATH"},
+		{"source .venv/bin/activate && pytest", "after source"},
+		{"shift $N", "shift"},
 		{"source <(curl x)", "unknown"},
 		{"echo 'rm -rf x' > s.sh; source ./s.sh", "written by the same command line"},
 		{"echo 'ls' > s.sh; bash s.sh", "written by the same command line"},
@@ -317,5 +319,22 @@ func TestEffects(t *testing.T) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A function's body is judged where it is called, with the call's arguments.
+func TestFunctionsJudgedAtCalls(t *testing.T) {
+	an := Analyze(`f() { cat "$1"; }; f a.txt; f 'b c'`, testOpts)
+	if !an.OK {
+		t.Fatalf("not OK: %q", an.Problems)
+	}
+	if got := strings.Join(judged(an), "; "); got != "f a.txt; cat a.txt; f b c; cat b c" {
+		t.Errorf("judged %q", got)
+	}
+	if an := Analyze(`f() { cat "$1"; }; f $UNKNOWN`, testOpts); an.OK {
+		t.Error("a call with an unknown argument is OK")
+	}
+	if an := Analyze(`f() { X=/tmp; }; f; ls $X`, testOpts); !an.OK || !strings.Contains(strings.Join(judged(an), ";"), "ls /tmp") {
+		t.Errorf("a function's assignment does not carry over: %q %q", judged(an), an.Problems)
 	}
 }

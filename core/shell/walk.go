@@ -56,6 +56,7 @@ type shared struct {
 	stdinSlab   []stdinState
 	fastBufUsed bool
 	lastpipe    bool                   // shopt -s lastpipe: a pipeline's last command runs in this shell
+	opaque      bool                   // a file was sourced: what it set is not known
 	written     map[string]writtenText // files the command line writes, by absolute path
 	integer     map[string]bool        // variables with the integer attribute
 	noFast      bool                   // the fast path is off (tests compare it with the parser)
@@ -164,6 +165,9 @@ func (w *walker) emit(args []Arg, kind Kind) *Segment {
 				s.Input, s.InputText = InputText, text
 			}
 		}
+	}
+	if w.sh.opaque && w.judged {
+		w.problem("commands after source of a file run with variables and functions the analysis cannot see")
 	}
 	if len(w.an.Segments) >= maxSegments {
 		if !w.an.Incomplete {
@@ -500,9 +504,10 @@ func constArith(x syntax.ArithmExpr) (int64, bool) {
 }
 
 // backgrounds reports statements that start work in the background (cmd &, coproc) anywhere
-// in stmts, outside function declarations.
+// in stmts, outside function declarations, in a loop body that never leaves the loop (break,
+// exit, return).
 func backgrounds(stmts []*syntax.Stmt) bool {
-	found := false
+	found, leaves := false, false
 	for _, st := range stmts {
 		syntax.Walk(st, func(n syntax.Node) bool {
 			switch n := n.(type) {
@@ -514,11 +519,17 @@ func backgrounds(stmts []*syntax.Stmt) bool {
 				}
 			case *syntax.CoprocClause:
 				found = true
+			case *syntax.CallExpr:
+				if len(n.Args) > 0 {
+					if v, ok := fastLiteral(n.Args[0]); ok && (v.Value == "break" || v.Value == "exit" || v.Value == "return") {
+						leaves = true
+					}
+				}
 			}
-			return !found
+			return true
 		})
 	}
-	return found
+	return found && !leaves
 }
 
 func lit(s string) Arg { return Arg{Value: s, Raw: s, Static: true, Known: true, Prefix: len(s)} }
@@ -534,6 +545,11 @@ func (w *walker) redirect(r *syntax.Redirect) bool {
 	fd := ""
 	if r.N != nil {
 		fd = r.N.Value
+		if strings.HasPrefix(fd, "{") && strings.HasSuffix(fd, "}") {
+			// {name}>file: bash picks a descriptor and stores its number in name.
+			w.assigned(fd[1 : len(fd)-1])
+			w.setVar(fd[1:len(fd)-1], varVal{})
+		}
 	}
 	onStdin := fd == "" || fd == "0"
 	switch r.Op {
@@ -834,10 +850,24 @@ func (w *walker) chdir(dir string) {
 	case w.cwdRel != "":
 		w.cwdRel = path.Join(w.cwdRel, dir)
 	}
+	w.cwdVars()
 }
 
 // unknownCwd forgets the working directory.
-func (w *walker) unknownCwd() { w.cwd, w.cwdRel = "", "" }
+func (w *walker) unknownCwd() {
+	w.cwd, w.cwdRel = "", ""
+	w.cwdVars()
+}
+
+// cwdVars keeps $PWD and $OLDPWD right after cd when the line had assigned them.
+func (w *walker) cwdVars() {
+	if _, ok := w.vars["PWD"]; ok {
+		w.setVar("PWD", varVal{val: w.cwd, known: w.cwd != ""})
+	}
+	if _, ok := w.vars["OLDPWD"]; ok {
+		w.setVar("OLDPWD", varVal{})
+	}
+}
 
 // lastInPipe keeps what the last command of a pipeline did to the shell's variables when it
 // runs in this shell (shopt -s lastpipe).
@@ -988,8 +1018,13 @@ func (w *walker) walkFunc(fd *syntax.FuncDecl) {
 			w.problem("the function %s calls itself (it may never end)", cycle)
 		}
 	}
-	// The body is judged where it is declared: whatever it runs must pass the policy.
-	c := w.sub()
+	// The body runs where the function is called: it is judged there, with the call's
+	// arguments. The floor also sees it as declared, whatever calls it.
+	label := "function"
+	if len(names) > 0 {
+		label += " " + names[0]
+	}
+	c := w.floorOnly(label)
 	c.posKnown = false
 	c.walkStmt(fd.Body)
 }

@@ -110,6 +110,8 @@ type fields struct {
 	prefix        int // -1 until an unknown expansion is met
 	started       bool
 	noSplit       bool // assignment-like context: expansions are neither split nor globbed
+	assign        bool // an assignment value, or an argument that looks like one: ~ after = and :
+	sawEq         bool // the = of an assignment-like argument has been read
 }
 
 func (f *fields) reset() {
@@ -386,19 +388,32 @@ func (w *walker) lit(f *fields, s string, inDbl, atStart bool) {
 		}
 		return
 	}
-	i := 0
-	if atStart && strings.HasPrefix(s, "~") {
-		end := strings.IndexByte(s, '/')
-		if end < 0 {
-			end = len(s)
+	// tildeAt expands a tilde prefix at s[i:] (it ends at "/", and in assignments at ":").
+	tildeAt := func(i int) int {
+		end := len(s)
+		stop := "/"
+		if f.assign {
+			stop = "/:"
 		}
-		if h, ok := w.tilde(s[1:end]); ok {
+		if k := strings.IndexAny(s[i:], stop); k >= 0 {
+			end = i + k
+		}
+		if h, ok := w.tilde(s[i+1 : end]); ok {
 			// Still "static" for arguments: it expands to one path, never to an option. In
 			// command position it is refused (command checks the raw word).
 			f.quoted(h)
-			i = end
 		} else {
 			f.unknown()
+		}
+		return end
+	}
+	i := 0
+	if atStart {
+		if strings.HasPrefix(s, "~") {
+			i = tildeAt(0)
+		} else if !f.assign && assignmentPrefix(s) > 0 {
+			// An argument that looks like an assignment (a=~/x) expands its tildes like one.
+			f.assign = true
 		}
 	}
 	for ; i < len(s); i++ {
@@ -413,7 +428,24 @@ func (w *walker) lit(f *fields, s string, inDbl, atStart bool) {
 			continue
 		}
 		f.active(c)
+		if f.assign && (c == ':' || c == '=' && !f.sawEq) && i+1 < len(s) && s[i+1] == '~' {
+			f.sawEq = f.sawEq || c == '='
+			i = tildeAt(i+1) - 1
+			continue
+		}
+		if c == '=' {
+			f.sawEq = true
+		}
 	}
+}
+
+// assignmentPrefix returns the length of a leading NAME= (0 when there is none).
+func assignmentPrefix(s string) int {
+	i := strings.IndexByte(s, '=')
+	if i <= 0 || !isName(s[:i]) {
+		return 0
+	}
+	return i + 1
 }
 
 // tilde expands ~, ~+ and ~user.
@@ -783,7 +815,7 @@ func (w *walker) wordStringLit(word *syntax.Word) (string, bool, bool) {
 	if a, ok := fastLiteral(word); ok {
 		return a.Value, true, true
 	}
-	f := &fields{static: true, known: true, prefix: -1, noSplit: true}
+	f := &fields{static: true, known: true, prefix: -1, noSplit: true, assign: true, sawEq: true}
 	w.wordParts(f, word.Parts, false, true)
 	return string(f.val), f.known, f.static
 }

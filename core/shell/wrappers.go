@@ -283,11 +283,26 @@ func (w *walker) dispatch(args []Arg) {
 		w.goTool(args)
 	case "hg":
 		w.hg(args)
+	case "cargo":
+		w.cargo(args)
+	case "gcc", "g++", "cc", "c++", "clang", "clang++":
+		w.compiler(base, args)
+	case "ansible":
+		w.ansible(args)
+	case "emacs", "emacsclient":
+		w.emacs(args)
 	case "tee":
 		w.emit(args, KindCommand)
 		w.teeWrites(args)
 	case "curl", "wget", "cp", "mv", "install", "ln", "mknod":
 		w.emit(args, KindCommand)
+		if base == "wget" {
+			for _, a := range args[1:] {
+				if v, ok := strings.CutPrefix(a.Value, "--use-askpass="); ok {
+					w.hiddenScript("wget --use-askpass", v, a.Known)
+				}
+			}
+		}
 		w.toolWrites(base, args)
 		if base == "ln" || base == "cp" || base == "mknod" {
 			w.links(base, args)
@@ -745,6 +760,14 @@ func (w *walker) privileged(base string, args []Arg) {
 	}
 	if r.next >= len(args) {
 		w.emit(args, KindCommand)
+		_, sh := r.flags["s"]
+		_, login := r.flags["i"]
+		_, sh2 := r.flags["shell"]
+		_, login2 := r.flags["login"]
+		if base == "sudo" && (sh || login || sh2 || login2) || base == "doas" && sh {
+			// A shell with no command reads its commands from the standard input.
+			w.stdinScript(base+" -s", args, len(args))
+		}
 		return
 	}
 	if base == "doas" {
@@ -814,6 +837,8 @@ func (w *walker) suWrapper(base string, args []Arg) {
 	}
 	w.emit(args, KindCommand)
 	if !ok {
+		// A shell with no command reads its commands from the standard input.
+		w.stdinScript(base, args, len(args))
 		return
 	}
 	if c := w.deeper(base + " -c"); c != nil {
@@ -1614,24 +1639,27 @@ func (w *walker) callFunc(name string, body *syntax.Stmt, args []Arg) {
 	s.Benign = true
 	for _, c := range w.calls {
 		if c == name {
-			return
+			return // a recursive call: reported where the function was declared
 		}
 	}
-	if len(w.calls) >= 4 || len(args) < 2 || w.sh.replays >= maxReplays {
+	if len(w.calls) >= 4 || w.sh.replays >= maxReplays {
+		w.problem("functions called too many times or too deep to judge")
 		return
 	}
 	w.sh.replays++
 	pos := make([]string, len(args))
+	known := true
 	for i, a := range args {
-		if !a.Known {
-			return
-		}
 		pos[i] = a.Value
+		known = known && a.Known
 	}
-	c := w.floorOnly("function " + name)
+	c := w.sub()
 	c.calls = append(w.calls[:len(w.calls):len(w.calls)], name)
-	c.pos, c.posKnown = pos, true
+	c.pos, c.posKnown = pos, known
+	c.varsOwned = w.varsOwned
 	c.walkStmt(body)
+	// A function runs in this shell: its assignments and cd carry over.
+	w.vars, w.varsOwned, w.funcs, w.cwd, w.cwdRel = c.vars, c.varsOwned, c.funcs, c.cwd, c.cwdRel
 }
 
 // npm settings given as options whose value is a command (--script-shell=…, --shell, …).

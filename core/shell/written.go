@@ -315,16 +315,24 @@ func (w *walker) pipeGuesses() [][]Arg {
 		if len(args) < 2 || len(out) >= 8 {
 			return
 		}
+		lang := interpreter(Base(args[0].Value), args)
+		switch Base(args[0].Value) {
+		case "echo", "printf", "yes", "ls", "print":
+		default:
+			if lang == "" {
+				return // only the commands that print what they are given
+			}
+		}
 		var words []Arg
 		for _, a := range args[1:] {
 			if a.Known && !strings.HasPrefix(a.Value, "-") {
 				words = append(words, a)
 			}
 		}
-		if len(words) > 0 {
+		if len(words) > 0 && lang == "" {
 			out = append(out, words)
 		}
-		if lang := interpreter(Base(args[0].Value), args); lang != "" {
+		if lang != "" {
 			if code, ok, _ := extractCode(lang, args); ok {
 				for _, t := range tokenizeCode(code) {
 					if t.kind == 's' && t.s != "" && len(out) < 8 {

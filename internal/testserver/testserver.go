@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -329,4 +331,70 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// Eventually checks cond every tick until it holds, failing the test when timeout passes
+// first. It is how a test waits for something asynchronous: never a bare sleep.
+func Eventually(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	const tick = 10 * time.Millisecond
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(tick)
+	}
+}
+
+// WaitCards waits until n cards of request id are recorded in the store (the operator's
+// view of the request lists them once their references are committed), so a test can
+// kill the server knowing a restart will find them.
+func (s *Server) WaitCards(tb testing.TB, id string, n int) {
+	tb.Helper()
+	Eventually(tb, 20*time.Second, fmt.Sprintf("%d card(s) of %s recorded", n, id), func() bool {
+		_, m := s.JSON(tb, "GET", "/v1/requests/"+id, OperatorToken, nil)
+		cards, _ := m["cards"].([]any)
+		return len(cards) >= n
+	})
+}
+
+// SleepUntil waits for the wall clock to pass t: for tests that need a deadline behind
+// them (a request that must expire while the server is down), not for asynchronous work.
+func SleepUntil(t time.Time) {
+	time.Sleep(time.Until(t))
+}
+
+// ExpiresAt is request id's deadline as the server reports it.
+func (s *Server) ExpiresAt(tb testing.TB, id string) time.Time {
+	tb.Helper()
+	_, m := s.JSON(tb, "GET", "/v1/requests/"+id, OperatorToken, nil)
+	at, err := time.Parse(time.RFC3339Nano, fmt.Sprint(m["expires_at"]))
+	if err != nil {
+		tb.Fatalf("request %s has no expires_at: %v", id, m)
+	}
+	return at
+}
+
+// Integration skips a test that needs installed servers, root or fault injection unless
+// APPROVEBOT_INTEGRATION=1 is set (.ci/run sets it after installing what they need).
+func Integration(tb testing.TB, needs string) {
+	tb.Helper()
+	if os.Getenv("APPROVEBOT_INTEGRATION") != "1" {
+		tb.Skipf("integration test (needs %s): set APPROVEBOT_INTEGRATION=1 to run it", needs)
+	}
+}
+
+// Main runs an end-to-end test binary. These tests wait on server processes and fakes far
+// more than they compute, so unless -parallel is given, Main lets four of them (at least
+// GOMAXPROCS) run at once instead of testing's default of GOMAXPROCS. Call it from
+// TestMain: func TestMain(m *testing.M) { testserver.Main(m) }.
+func Main(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(max(4, runtime.GOMAXPROCS(0))))
+	}
+	os.Exit(m.Run())
 }

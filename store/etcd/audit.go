@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -255,10 +256,29 @@ func reverse[T any](s []T) {
 	}
 }
 
-// Audit returns matching entries, oldest first (the newest q.Limit of them).
-func (s *Store) Audit(ctx context.Context, q approval.AuditQuery) ([]approval.AuditEntry, error) {
-	out, _, err := s.auditPage(ctx, auditQuery{RequestID: q.RequestID, Session: q.Session, Since: q.Since, Limit: q.Limit}, defaultAuditScan)
-	return out, err
+// Audit returns one page of matching entries: the newest before q.Before, oldest first.
+// Damaged entries are skipped and named by an *approval.SkippedError beside the page.
+func (s *Store) Audit(ctx context.Context, q approval.AuditQuery) (approval.AuditPage, error) {
+	entries, next, err := s.auditPage(ctx, auditQuery{RequestID: q.RequestID, Session: q.Session, Agent: q.Agent, Tool: q.Tool,
+		Outcome: q.Outcome, Source: q.Source, Since: q.Since, Until: q.Until, Before: q.Before, Limit: q.Limit}, defaultAuditScan)
+	return approval.AuditPage{Entries: entries, NextBefore: next}, err
+}
+
+// AuditCounts counts the decisions per hour by outcome, for every hour that overlaps
+// [since, until) (zero: no bound), oldest first; hours without a decision are left out.
+// Each replica counts its own decisions in the transaction that writes them; the counts
+// are their sum.
+func (s *Store) AuditCounts(ctx context.Context, since, until time.Time) ([]approval.HourCount, error) {
+	byHour, err := s.hourCounts(ctx, since, until)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]approval.HourCount, 0, len(byHour))
+	for h, outcomes := range byHour {
+		out = append(out, approval.HourCount{Hour: time.Unix(h*3600, 0).UTC(), Outcomes: outcomes})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Hour.Before(out[j].Hour) })
+	return out, nil
 }
 
 // hourCounts sums every replica's per-hour decision counts in [since, until).

@@ -191,18 +191,18 @@ func TestTimeoutFiresOnceAcrossReplicas(t *testing.T) {
 			t.Fatalf("replica %d: %+v %v", i, got, err)
 		}
 	}
-	entries, err := rs[0].st.Audit(ctx, approval.AuditQuery{RequestID: rec.ID})
+	page, err := rs[0].st.Audit(ctx, approval.AuditQuery{RequestID: rec.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	decisions := 0
-	for _, e := range entries {
+	for _, e := range page.Entries {
 		if e.Event == approval.EventDecision {
 			decisions++
 		}
 	}
 	if decisions != 1 {
-		t.Fatalf("%d decisions in the trail, want one timeout: %+v", decisions, entries)
+		t.Fatalf("%d decisions in the trail, want one timeout: %+v", decisions, page.Entries)
 	}
 }
 

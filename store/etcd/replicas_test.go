@@ -221,9 +221,9 @@ func TestCompareAndSetAcrossReplicas(t *testing.T) {
 	if wins.Load() != 1 {
 		t.Fatalf("%d winners across three replicas", wins.Load())
 	}
-	entries, err := rs[1].Audit(ctx, approval.AuditQuery{RequestID: id})
-	if err != nil || len(entries) != 2 {
-		t.Fatalf("audit %+v %v, want the request and one decision", entries, err)
+	page, err := rs[1].Audit(ctx, approval.AuditQuery{RequestID: id})
+	if err != nil || len(page.Entries) != 2 {
+		t.Fatalf("audit %+v %v, want the request and one decision", page.Entries, err)
 	}
 }
 

@@ -204,7 +204,7 @@ func (t *txn) applySessionEffects(r *approval.Request, eff ledger.Effects) error
 	if r.Agent == "" {
 		return fmt.Errorf("request %s has no agent: its session memory cannot be kept", r.ID)
 	}
-	at, _ := r.DecidedAt.MarshalBinary()
+	at := ledgerEntry(r)
 	if eff.Grant {
 		t.put(t.s.k.grant(r.Agent, r.Session, r.Fingerprint), at)
 	}

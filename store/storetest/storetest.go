@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,7 +26,11 @@ import (
 // Store is what the suite exercises: the gate's contract and the operator's reads.
 type Store interface {
 	gate.Store
-	Audit(ctx context.Context, q approval.AuditQuery) ([]approval.AuditEntry, error)
+	Audit(ctx context.Context, q approval.AuditQuery) (approval.AuditPage, error)
+	AuditCounts(ctx context.Context, since, until time.Time) ([]approval.HourCount, error)
+	Grants(ctx context.Context, limit int) ([]ledger.Item, int, error)
+	Denials(ctx context.Context, limit int) ([]ledger.Item, int, error)
+	PausedSessions(ctx context.Context, limit int) ([]ledger.Session, int, error)
 	AllowlistEntries() []policy.AllowlistEntry
 	ListAllowlist(ctx context.Context) ([]approval.AllowlistItem, error)
 	RevokeAllowlist(ctx context.Context, sel approval.AllowlistSelector, audit approval.AuditEntry) ([]approval.AllowlistItem, error)
@@ -70,6 +75,9 @@ func Run(t *testing.T, b Backend) {
 		{"ReopenKeepsEverythingAcknowledged", testReopenKeepsEverythingAcknowledged},
 		{"WritesAfterCloseFail", testWritesAfterCloseFail},
 		{"DamagedRequestIsDeniedNeverAllowed", testDamagedRequestIsDeniedNeverAllowed},
+		{"AuditPagesWalkEveryEntryOnce", testAuditPagesWalkEveryEntryOnce},
+		{"AuditFiltersAndCounts", testAuditFiltersAndCounts},
+		{"LedgerListings", testLedgerListings},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, b) })
@@ -117,6 +125,9 @@ func human(outcome approval.Outcome) approval.Resolution {
 	return approval.Resolution{State: st, Outcome: outcome, Source: approval.SourceHuman, DecidedBy: "op",
 		DecidedAt: time.Now().UTC(), RequireLive: true, Message: "decided by op"}
 }
+
+// entriesOf is an audit page's entries.
+func entriesOf(p approval.AuditPage, err error) ([]approval.AuditEntry, error) { return p.Entries, err }
 
 func must(t *testing.T, err error) {
 	t.Helper()
@@ -226,7 +237,7 @@ func testResolveIsCompareAndSet(t *testing.T, b Backend) {
 	if wins != 1 {
 		t.Fatalf("%d winners", wins)
 	}
-	entries, err := s.Audit(ctx, approval.AuditQuery{RequestID: id})
+	entries, err := entriesOf(s.Audit(ctx, approval.AuditQuery{RequestID: id}))
 	must(t, err)
 	if len(entries) != 2 || entries[0].Event != approval.EventRequest || entries[1].Event != approval.EventDecision {
 		t.Fatalf("audit %+v, want the request and one decision", entries)
@@ -352,7 +363,7 @@ func testDenialsPauseAtThreshold(t *testing.T, b Backend) {
 	if !l.Denied || l.Session.Tier != "ask" || l.Session.Paused {
 		t.Fatalf("lookup after settings: %+v", l)
 	}
-	entries, _ := s.Audit(ctx, approval.AuditQuery{Session: "s"})
+	entries, _ := entriesOf(s.Audit(ctx, approval.AuditQuery{Session: "s"}))
 	var events []string
 	for _, e := range entries {
 		events = append(events, e.Event)
@@ -410,7 +421,7 @@ func testGroupCommitIsolatesFailures(t *testing.T, b Backend) {
 	if len(list) != 91 {
 		t.Fatalf("%d pending, want 91", len(list))
 	}
-	entries, _ := s.Audit(ctx, approval.AuditQuery{Limit: 1000})
+	entries, _ := entriesOf(s.Audit(ctx, approval.AuditQuery{Limit: 1000}))
 	if len(entries) != 91 {
 		t.Fatalf("%d audit entries, want 91 (a failed write leaves nothing)", len(entries))
 	}
@@ -439,7 +450,7 @@ func testAuditOrderLimitAndFilters(t *testing.T, b Backend) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := s.Audit(ctx, tc.q)
+			got, err := entriesOf(s.Audit(ctx, tc.q))
 			must(t, err)
 			var reasons []string
 			for _, e := range got {
@@ -489,7 +500,7 @@ func testAllowlistPersistListAndRevoke(t *testing.T, b Backend) {
 	if again, err := s.RevokeAllowlist(ctx, approval.AllowlistSelector{Pattern: "/usr/bin/make"}, approval.AuditEntry{Event: approval.EventAllowlist}); len(again) != 0 || err != nil {
 		t.Fatalf("second revoke %+v %v", again, err)
 	}
-	entries, _ := s.Audit(ctx, approval.AuditQuery{})
+	entries, _ := entriesOf(s.Audit(ctx, approval.AuditQuery{}))
 	revokes := 0
 	for _, e := range entries {
 		if e.Event == approval.EventAllowlist {
@@ -572,7 +583,7 @@ func testSessionSettingsWithAudit(t *testing.T, b Backend) {
 	if unknown.Name != "nobody" || unknown.Tier != "" || unknown.Paused {
 		t.Fatalf("unknown session %+v", unknown)
 	}
-	entries, _ := s.Audit(ctx, approval.AuditQuery{Session: "s"})
+	entries, _ := entriesOf(s.Audit(ctx, approval.AuditQuery{Session: "s"}))
 	if len(entries) != 2 || entries[0].Actor != "op" {
 		t.Fatalf("audit %+v", entries)
 	}
@@ -644,7 +655,7 @@ func testPruneKeepsPendingAndTheNewest(t *testing.T, b Backend) {
 			t.Fatalf("request %s was pruned: %v", id, err)
 		}
 	}
-	entries, _ := s.Audit(ctx, approval.AuditQuery{Limit: 1000})
+	entries, _ := entriesOf(s.Audit(ctx, approval.AuditQuery{Limit: 1000}))
 	if len(entries) != 15 || a != 39 {
 		t.Fatalf("kept %d entries (pruned %d), want the newest 15 of 54", len(entries), a)
 	}
@@ -654,7 +665,7 @@ func testPruneKeepsPendingAndTheNewest(t *testing.T, b Backend) {
 		}
 	}
 	// Filtered queries see the same trail.
-	bySession, _ := s.Audit(ctx, approval.AuditQuery{Session: "s", Limit: 1000})
+	bySession, _ := entriesOf(s.Audit(ctx, approval.AuditQuery{Session: "s", Limit: 1000}))
 	if len(bySession) != 15 {
 		t.Fatalf("session query after prune: %d entries, want 15", len(bySession))
 	}
@@ -694,7 +705,7 @@ func testReopenKeepsEverythingAcknowledged(t *testing.T, b Backend) {
 	if len(list) != 1 {
 		t.Fatalf("pending after reopen: %+v", list)
 	}
-	entries, _ := s2.Audit(ctx, approval.AuditQuery{})
+	entries, _ := entriesOf(s2.Audit(ctx, approval.AuditQuery{}))
 	if len(entries) != 3 {
 		t.Fatalf("audit after reopen: %d entries, want 3", len(entries))
 	}
@@ -761,5 +772,144 @@ func testDamagedRequestIsDeniedNeverAllowed(t *testing.T, b Backend) {
 				t.Fatalf("a decision after the quarantine: won=%v err=%v %+v", won, err, r)
 			}
 		})
+	}
+}
+
+func testAuditPagesWalkEveryEntryOnce(t *testing.T, b Backend) {
+	s, _ := b.Open(t)
+	ctx := context.Background()
+	clock := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	const n = 57
+	for i := 0; i < n; i++ {
+		must(t, s.AppendAudit(ctx, approval.AuditEntry{Time: clock.Add(time.Duration(i) * time.Second), Event: "x", Reason: fmt.Sprint(i)}))
+	}
+	for _, limit := range []int{1, 10, 56, 57, 100} {
+		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
+			var seen []string
+			var before uint64
+			for pages := 0; ; pages++ {
+				if pages > n+1 {
+					t.Fatal("the cursor does not end")
+				}
+				page, err := s.Audit(ctx, approval.AuditQuery{Limit: limit, Before: before})
+				must(t, err)
+				if len(page.Entries) > limit {
+					t.Fatalf("a page of %d entries for limit %d", len(page.Entries), limit)
+				}
+				// Pages go backwards; each page is oldest first.
+				var reasons []string
+				for _, e := range page.Entries {
+					reasons = append(reasons, e.Reason)
+				}
+				seen = append(reasons, seen...)
+				if page.NextBefore == 0 {
+					break
+				}
+				before = page.NextBefore
+			}
+			if len(seen) != n {
+				t.Fatalf("walked %d entries, want %d: %v", len(seen), n, seen)
+			}
+			for i, r := range seen {
+				if r != fmt.Sprint(i) {
+					t.Fatalf("entry %d is %s: %v", i, r, seen)
+				}
+			}
+		})
+	}
+}
+
+func testAuditFiltersAndCounts(t *testing.T, b Backend) {
+	s, _ := b.Open(t)
+	ctx := context.Background()
+	h0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	add := func(at time.Time, agent, tool string, o approval.Outcome, src approval.Source) {
+		must(t, s.AppendAudit(ctx, approval.AuditEntry{Time: at, Event: approval.EventDecision, Agent: agent, Tool: tool,
+			Outcome: o, Source: src, Session: "s", Reason: fmt.Sprint(agent, tool, o)}))
+	}
+	add(h0.Add(1*time.Minute), "a", "Bash", approval.OutcomeAllowOnce, approval.SourcePolicy)
+	add(h0.Add(2*time.Minute), "b", "Bash", approval.OutcomeDeny, approval.SourceHuman)
+	add(h0.Add(70*time.Minute), "a", "Read", approval.OutcomeAllowOnce, approval.SourcePolicy)
+	add(h0.Add(71*time.Minute), "a", "Bash", approval.OutcomeTimeout, approval.SourceTimeout)
+	must(t, s.AppendAudit(ctx, approval.AuditEntry{Time: h0.Add(72 * time.Minute), Event: approval.EventUnauthorized, Agent: "a"}))
+	add(h0.Add(190*time.Minute), "b", "Read", approval.OutcomeAllowOnce, approval.SourcePolicy)
+	tests := []struct {
+		name string
+		q    approval.AuditQuery
+		want int
+	}{
+		{"agent", approval.AuditQuery{Agent: "a"}, 4},
+		{"tool", approval.AuditQuery{Tool: "Bash"}, 3},
+		{"outcome", approval.AuditQuery{Outcome: approval.OutcomeAllowOnce}, 3},
+		{"source", approval.AuditQuery{Source: approval.SourceHuman}, 1},
+		{"agent and tool", approval.AuditQuery{Agent: "a", Tool: "Bash"}, 2},
+		{"since and until", approval.AuditQuery{Since: h0.Add(60 * time.Minute), Until: h0.Add(72 * time.Minute)}, 2},
+		{"until only", approval.AuditQuery{Until: h0.Add(2 * time.Minute)}, 1},
+		{"a source no entry has", approval.AuditQuery{Source: "nobody"}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := entriesOf(s.Audit(ctx, tc.q))
+			must(t, err)
+			if len(got) != tc.want {
+				t.Fatalf("%d entries, want %d: %+v", len(got), tc.want, got)
+			}
+		})
+	}
+	counts, err := s.AuditCounts(ctx, time.Time{}, time.Time{})
+	must(t, err)
+	want := "[10:map[allow_once:1 deny:1] 11:map[allow_once:1 timeout:1] 13:map[allow_once:1]]"
+	var got []string
+	for _, c := range counts {
+		got = append(got, fmt.Sprintf("%d:%v", c.Hour.Hour(), c.Outcomes))
+	}
+	if g := "[" + strings.Join(got, " ") + "]"; g != want {
+		t.Fatalf("counts %s, want %s", g, want)
+	}
+	inside, err := s.AuditCounts(ctx, h0.Add(65*time.Minute), h0.Add(66*time.Minute))
+	must(t, err)
+	if len(inside) != 1 || inside[0].Hour.Hour() != 11 || inside[0].Outcomes[approval.OutcomeTimeout] != 1 {
+		t.Fatalf("counts of an hour a bound falls inside: %+v", inside)
+	}
+}
+
+func testLedgerListings(t *testing.T, b Backend) {
+	s, _ := b.Open(t)
+	ctx := context.Background()
+	decide := func(n int, session, fp string, o approval.Outcome) string {
+		id := ID(n)
+		must(t, s.Create(ctx, pending(id, session, fp), approval.AuditEntry{Event: approval.EventRequest, RequestID: id}))
+		res := human(o)
+		res.Reason = "because " + fp
+		res.DecidedAt = time.Now().UTC().Add(time.Duration(n) * time.Millisecond)
+		if _, won, err := s.Resolve(ctx, id, res, ledger.EffectsOf(o, approval.SourceHuman, 2, nil)); err != nil || !won {
+			t.Fatalf("won=%v err=%v", won, err)
+		}
+		return id
+	}
+	g1 := decide(1, "s1", "fa", approval.OutcomeAllowSession)
+	g2 := decide(2, "s2", "fb", approval.OutcomeAllowSession)
+	d1 := decide(3, "s3", "fc", approval.OutcomeDeny)
+	decide(4, "s3", "fd", approval.OutcomeDeny) // the second denial pauses s3
+	grants, total, err := s.Grants(ctx, 1)
+	must(t, err)
+	if total != 2 || len(grants) != 1 || grants[0].RequestID != g2 || grants[0].Session != "s2" || grants[0].Agent != "agent" ||
+		grants[0].Fingerprint != "fb" || grants[0].DecidedBy != "op" || grants[0].Tool != "Bash" {
+		t.Fatalf("grants %+v (of %d), want the newest, %s", grants, total, g2)
+	}
+	all, _, err := s.Grants(ctx, 0)
+	must(t, err)
+	if len(all) != 2 || all[1].RequestID != g1 {
+		t.Fatalf("all grants %+v", all)
+	}
+	denials, total, err := s.Denials(ctx, 0)
+	must(t, err)
+	if total != 2 || denials[1].RequestID != d1 || denials[1].Reason != "because fc" {
+		t.Fatalf("denials %+v", denials)
+	}
+	paused, total, err := s.PausedSessions(ctx, 0)
+	must(t, err)
+	if total != 1 || paused[0].Name != "s3" || paused[0].Agent != "agent" || !paused[0].Paused {
+		t.Fatalf("paused %+v", paused)
 	}
 }

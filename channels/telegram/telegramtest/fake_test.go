@@ -1,4 +1,4 @@
-package telegramfake
+package telegramtest
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-// Package telegramfake is a fake Telegram Bot API server for tests, on 127.0.0.1. It behaves
+// Package telegramtest is a fake Telegram Bot API server for tests, on 127.0.0.1. It behaves
 // like the real one where approvebot depends on it: every method is POST /bot<token>/<method>
 // with multipart/form-data (also urlencoded and JSON) parameters, getUpdates long-polls (the
 // request is held open until an update arrives or its timeout passes) with offset
@@ -8,7 +8,7 @@
 // callback queries can be answered once, and faults (429 with retry_after, 5xx, raw proxy
 // errors) can be injected. Tests play the humans: Press a button, Say something, Reply to a
 // message; and read back what the bot posted, edited and answered.
-package telegramfake
+package telegramtest
 
 import (
 	"bytes"
@@ -340,11 +340,11 @@ func (s *Server) PressButton(chat int64, msgID int, from User, match string) str
 	s.tb.Helper()
 	m, ok := s.Message(chat, msgID)
 	if !ok {
-		s.tb.Fatalf("telegramfake: no message %d in chat %d", msgID, chat)
+		s.tb.Fatalf("telegramtest: no message %d in chat %d", msgID, chat)
 	}
 	data, ok := m.ButtonData(match)
 	if !ok {
-		s.tb.Fatalf("telegramfake: message %d in chat %d has no button %q (keyboard %v)", msgID, chat, match, m.Keyboard)
+		s.tb.Fatalf("telegramtest: message %d in chat %d has no button %q (keyboard %v)", msgID, chat, match, m.Keyboard)
 	}
 	return s.Press(chat, msgID, from, data)
 }
@@ -378,6 +378,23 @@ func (s *Server) Say(chat int64, from *User, text string, replyTo int) int {
 	return m.ID
 }
 
+// ForwardUnknownOrigin posts, from user into chat, a message forwarded from an origin of a
+// type newer than any the Bot API library knows ("future_origin"), and returns its update
+// id. That is valid Bot API JSON a client cannot decode: the library's whole getUpdates
+// batch fails on it, as it would when Telegram ships a new variant.
+func (s *Server) ForwardUnknownOrigin(chat int64, from User, text string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs := s.chatLocked(chat)
+	m := &Message{ID: cs.nextID, Chat: chat, From: &from, Date: s.now().Unix(), Text: text, Plain: text}
+	cs.nextID++
+	cs.messages[m.ID] = m
+	cs.order = append(cs.order, m.ID)
+	body := s.messageJSON(cs, m)
+	body["forward_origin"] = map[string]any{"type": "future_origin", "date": s.now().Unix()}
+	return s.pushLocked(map[string]any{"message": body})
+}
+
 // PushRaw queues an arbitrary update body (update_id is added).
 func (s *Server) PushRaw(body map[string]any) {
 	s.mu.Lock()
@@ -385,12 +402,13 @@ func (s *Server) PushRaw(body map[string]any) {
 	s.pushLocked(body)
 }
 
-func (s *Server) pushLocked(body map[string]any) {
+func (s *Server) pushLocked(body map[string]any) int64 {
 	id := s.nextUpdateID
 	s.nextUpdateID++
 	body["update_id"] = id
 	s.updates = append(s.updates, update{id: id, body: body})
 	s.notifyLocked()
+	return id
 }
 
 func (s *Server) notifyLocked() {
@@ -518,7 +536,7 @@ func (s *Server) Webhook() (url, secret string) {
 // fails the test with what when timeout passes first.
 func (s *Server) WaitFor(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
 	tb.Helper()
-	fakewait.Until(tb, "telegramfake", timeout, 50*time.Millisecond, what, s.changedCh, cond)
+	fakewait.Until(tb, "telegramtest", timeout, 50*time.Millisecond, what, s.changedCh, cond)
 }
 
 // changedCh is the channel closed on the fake's next change.

@@ -1,4 +1,4 @@
-// Package fakeslack is a fake of the Slack Web API and of Socket Mode, served on 127.0.0.1 for
+// Package slacktest is a fake of the Slack Web API and of Socket Mode, served on 127.0.0.1 for
 // tests. It behaves like Slack where approvebot depends on it: form and JSON request
 // encodings, tokens (bot token for Web API methods, app-level token for
 // apps.connections.open), stored messages with every version of their blocks, chat.update
@@ -11,7 +11,7 @@
 // Tests play the humans: Press, SubmitView, CloseView, Slash and Reply build the payloads
 // Slack would send and deliver them over the websocket (Socket Mode) or, when a request
 // URL is set, as signed HTTP requests (HTTP mode).
-package fakeslack
+package slacktest
 
 import (
 	"context"
@@ -990,7 +990,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 	s.notify()
 	s.mu.Unlock()
 	c.write(map[string]any{"type": "hello", "num_connections": n,
-		"debug_info":      map[string]any{"host": "fakeslack", "approximate_connection_time": 18060},
+		"debug_info":      map[string]any{"host": "slacktest", "approximate_connection_time": 18060},
 		"connection_info": map[string]any{"app_id": "AFAKE"}})
 	go func() {
 		t := time.NewTicker(s.opts.PingInterval)
@@ -1061,12 +1061,12 @@ func (s *Server) Disconnect() {
 	s.mu.Unlock()
 	for _, c := range conns {
 		c.write(map[string]any{"type": "disconnect", "reason": "refresh_requested",
-			"debug_info": map[string]any{"host": "fakeslack"}})
+			"debug_info": map[string]any{"host": "slacktest"}})
 	}
 }
 
 // ErrNotAcked is returned when a Socket Mode envelope was not acknowledged within 3 s.
-var ErrNotAcked = errors.New("fakeslack: envelope not acknowledged within 3s")
+var ErrNotAcked = errors.New("slacktest: envelope not acknowledged within 3s")
 
 // deliverSocket sends an envelope to the newest connection and waits for its ack. When the
 // connection drops first, it is sent again (retry_attempt+1) on the next one, as Slack does.
@@ -1076,17 +1076,23 @@ func (s *Server) deliverSocket(ctx context.Context, typ string, payload any) (js
 	if err != nil {
 		return nil, err
 	}
+	var failed *wsConn // the connection the last attempt died on
 	for attempt := 0; attempt < 4; attempt++ {
 		var c *wsConn
 		err := s.Wait(ctx, func(st *State) bool {
-			if len(st.s.conns) > 0 {
-				c = st.s.conns[len(st.s.conns)-1]
-				return true
+			if len(st.s.conns) == 0 {
+				return false
 			}
-			return false
+			c = st.s.conns[len(st.s.conns)-1]
+			select {
+			case <-c.done:
+				return false // dropped, not yet forgotten: wait for the client's next one
+			default:
+			}
+			return c != failed
 		})
 		if err != nil {
-			return nil, fmt.Errorf("fakeslack: no Socket Mode connection: %w", err)
+			return nil, fmt.Errorf("slacktest: no Socket Mode connection: %w", err)
 		}
 		ch := make(chan json.RawMessage, 1)
 		s.mu.Lock()
@@ -1100,6 +1106,7 @@ func (s *Server) deliverSocket(ctx context.Context, typ string, payload any) (js
 		start := time.Now()
 		if err := c.write(env); err != nil {
 			s.forgetAck(envID)
+			failed = c
 			continue
 		}
 		t := time.NewTimer(AckTimeout)
@@ -1113,6 +1120,7 @@ func (s *Server) deliverSocket(ctx context.Context, typ string, payload any) (js
 		case <-c.done:
 			t.Stop()
 			s.forgetAck(envID)
+			failed = c
 			continue
 		case <-t.C:
 			s.forgetAck(envID)
@@ -1123,7 +1131,7 @@ func (s *Server) deliverSocket(ctx context.Context, typ string, payload any) (js
 			return nil, ctx.Err()
 		}
 	}
-	return nil, errors.New("fakeslack: envelope not delivered after 4 attempts")
+	return nil, errors.New("slacktest: envelope not delivered after 4 attempts")
 }
 
 func (s *Server) forgetAck(id string) {
@@ -1190,7 +1198,7 @@ func Encode(typ string, payload any) (HTTPDelivery, error) {
 	case "events_api":
 		return HTTPDelivery{ContentType: "application/json", Body: raw}, nil
 	}
-	return HTTPDelivery{}, fmt.Errorf("fakeslack: unknown delivery type %q", typ)
+	return HTTPDelivery{}, fmt.Errorf("slacktest: unknown delivery type %q", typ)
 }
 
 // ErrHTTPStatus is returned when an HTTP-mode delivery is not answered 200.
@@ -1200,7 +1208,7 @@ type ErrHTTPStatus struct {
 }
 
 func (e *ErrHTTPStatus) Error() string {
-	return fmt.Sprintf("fakeslack: delivery answered %d: %s", e.Code, e.Body)
+	return fmt.Sprintf("slacktest: delivery answered %d: %s", e.Code, e.Body)
 }
 
 func (s *Server) deliver(ctx context.Context, typ string, payload any) (json.RawMessage, error) {
@@ -1274,7 +1282,7 @@ func (s *Server) PressPayload(u User, channel, ts, actionID string, stale bool) 
 	}
 	s.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("fakeslack: no message %s/%s", channel, ts)
+		return nil, fmt.Errorf("slacktest: no message %s/%s", channel, ts)
 	}
 	var btn *Button
 	for _, b := range Buttons(blocks) {
@@ -1284,7 +1292,7 @@ func (s *Server) PressPayload(u User, channel, ts, actionID string, stale bool) 
 		}
 	}
 	if btn == nil {
-		return nil, fmt.Errorf("fakeslack: message %s/%s has no button %q", channel, ts, actionID)
+		return nil, fmt.Errorf("slacktest: message %s/%s has no button %q", channel, ts, actionID)
 	}
 	actionTS := fmt.Sprintf("%d.%06d", time.Now().Unix(), time.Now().Nanosecond()/1000)
 	return map[string]any{
@@ -1330,7 +1338,7 @@ func (s *Server) viewPayload(typ string, u User, viewID string, input string) (m
 	v, ok := s.views[viewID]
 	s.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("fakeslack: no view %s", viewID)
+		return nil, fmt.Errorf("slacktest: no view %s", viewID)
 	}
 	values := map[string]any{}
 	blocks, _ := v.View["blocks"].([]any)
