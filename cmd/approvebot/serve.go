@@ -80,7 +80,9 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	if err != nil {
 		return err
 	}
-	m := metrics.New(func() map[string]gate.Health { return channelHealth(chans) }, st.commits)
+	roles := &leading{}
+	health := func() map[string]gate.Health { return channelHealth(chans, st, roles) }
+	m := metrics.New(health, st.commits)
 	m.Store(func() metrics.StoreHealth {
 		h := st.health()
 		return metrics.StoreHealth{Writable: h.Writable, WriteErrors: h.WriteErrors, Damaged: h.Damaged}
@@ -121,7 +123,7 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 					sh.Error += "; reading fails too: " + err.Error()
 				}
 			}
-			return sh, channelHealth(chans)
+			return sh, health()
 		},
 	})
 	if err != nil {
@@ -156,14 +158,26 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 		if !ok {
 			continue
 		}
+		run := func(ctx context.Context) {
+			if err := r.Run(ctx, counting{Gate: g, Counter: m}); err != nil && !errors.Is(err, context.Canceled) {
+				log.Error("channel stopped", "channel", c.Name(), "err", err)
+			}
+		}
 		runners.Add(1)
 		go func() {
 			defer runners.Done()
+			if receivesByHTTP(c) {
+				// Webhooks reach whichever replica the load balancer picks: every one
+				// runs the channel (a redelivered event is handled once, see Claim).
+				run(runCtx)
+				return
+			}
 			// On a cluster only one replica polls or holds the platform's connection.
-			lead(runCtx, st, roleChannelPrefix+c.Name(), func(ctx context.Context) {
-				if err := r.Run(ctx, counting{Gate: g, Counter: m}); err != nil && !errors.Is(err, context.Canceled) {
-					log.Error("channel stopped", "channel", c.Name(), "err", err)
-				}
+			role := roleChannelPrefix + c.Name()
+			lead(runCtx, st, role, func(ctx context.Context) {
+				roles.set(role, true)
+				defer roles.set(role, false)
+				run(ctx)
 			})
 		}()
 	}
@@ -249,12 +263,44 @@ func retain(ctx context.Context, st backend, age time.Duration, maxEntries int, 
 	}
 }
 
-func channelHealth(chans []gate.Channel) map[string]gate.Health {
+// receivesByHTTP reports whether a channel takes its events on an HTTP endpoint (webhook
+// mode) rather than by polling or holding a connection.
+func receivesByHTTP(c gate.Channel) bool {
+	h, ok := c.(interface {
+		HTTPHandler() (string, http.Handler)
+	})
+	if !ok {
+		return false
+	}
+	path, _ := h.HTTPHandler()
+	return path != ""
+}
+
+// channelHealth is each channel's health. On a cluster, a replica that does not lead a
+// polling channel says so: it posts and edits cards, another replica reads the presses.
+func channelHealth(chans []gate.Channel, st backend, roles *leading) map[string]gate.Health {
+	_, shared := st.(cluster)
 	out := make(map[string]gate.Health, len(chans))
 	for _, c := range chans {
-		out[c.Name()] = c.Health()
+		h := c.Health()
+		if shared && !receivesByHTTP(c) && !roles.get(roleChannelPrefix+c.Name()) {
+			h.Detail = "standby: another replica reads this channel's updates"
+			h.OK = h.OK || h.LastError == ""
+		}
+		out[c.Name()] = h
 	}
 	return out
+}
+
+// leading remembers the roles this replica leads now.
+type leading struct{ m sync.Map }
+
+func (l *leading) set(role string, on bool) { l.m.Store(role, on) }
+
+func (l *leading) get(role string) bool {
+	v, _ := l.m.Load(role)
+	on, _ := v.(bool)
+	return on
 }
 
 type allowlistAdapter struct{ st backend }

@@ -70,11 +70,16 @@ func (g *Gate) mirrorPending(rec approval.Request) (w *waiter, added bool) {
 		return nil, false
 	}
 	if w = g.live[rec.ID]; w != nil {
+		added := false
 		for _, c := range rec.Cards {
 			if !hasCard(w.rec.Cards, c) {
 				w.rec.Cards = append(w.rec.Cards, c)
+				added = true
 			}
 			g.cards[c] = rec.ID
+		}
+		if added {
+			g.wakeByCardLocked()
 		}
 		g.mu.Unlock()
 		return w, false
@@ -84,10 +89,20 @@ func (g *Gate) mirrorPending(rec approval.Request) (w *waiter, added bool) {
 	for _, c := range rec.Cards {
 		g.cards[c] = rec.ID
 	}
+	if len(rec.Cards) > 0 {
+		g.wakeByCardLocked()
+	}
 	g.mu.Unlock()
 	g.arm(w, rec.ExpiresAt.Sub(g.now())+mirrorTimeoutDelay)
 	g.metrics.Pending(1)
 	return w, true
+}
+
+// wakeByCardLocked wakes ByCard: a card another replica posted is known here now. g.mu
+// is held.
+func (g *Gate) wakeByCardLocked() {
+	close(g.posted)
+	g.posted = make(chan struct{})
 }
 
 func hasCard(cards []approval.CardRef, c approval.CardRef) bool {
@@ -170,4 +185,38 @@ func (g *Gate) Adopt(rec approval.Request) {
 		g.log.Info("delivering a request whose replica is gone", "request_id", rec.ID)
 		g.deliver(rec, false)
 	}
+}
+
+// Claimer is what a channel asks before handling a platform event (a Telegram update, a
+// Slack or Discord interaction) when its resolver offers it: an event delivered twice — to
+// a new channel leader after a takeover, or a webhook retried on another replica — is
+// handled once. first is false for an event some replica handled or is handling; a first
+// claim's done must be called after handling (done(false) lets a redelivery be handled
+// again).
+type Claimer interface {
+	Claim(ctx context.Context, channel, id string) (first bool, done func(handled bool))
+}
+
+// EventStore is implemented by stores that remember handled platform events (the etcd
+// backend); without it every event is a first (one process reads each event once).
+type EventStore interface {
+	ClaimEvent(ctx context.Context, channel, id string) (first bool, done func(handled bool), err error)
+}
+
+var _ Claimer = (*Gate)(nil)
+
+// Claim claims a platform event for this replica. When the store cannot be reached the
+// event is handled anyway: handling it needs the store too, and its decision is the
+// compare-and-set, so a second handling can never decide twice.
+func (g *Gate) Claim(ctx context.Context, channel, id string) (bool, func(bool)) {
+	es, ok := g.store.(EventStore)
+	if !ok {
+		return true, func(bool) {}
+	}
+	first, done, err := es.ClaimEvent(ctx, channel, id)
+	if err != nil {
+		g.log.Warn("claiming a platform event failed; handling it anyway", "channel", channel, "event", id, "err", err)
+		return true, func(bool) {}
+	}
+	return first, done
 }
