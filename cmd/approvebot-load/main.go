@@ -89,6 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		logLevel   = fs.String("log-level", "info", "the started server's log level")
 		serverProc = fs.Int("server-gomaxprocs", 0, "the started server's GOMAXPROCS (0: all CPUs)")
 		jsonOut    = fs.Bool("json", false, "print the report as JSON")
+		extraCfg   = fs.String("config-extra", "", "TOML file appended to the started server's config (e.g. [store] backend = \"etcd\")")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -142,6 +143,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		sc := serverConfig{agents: *tokens, maxPending: max(50000, *hold+*agents+1000), approvalTimeout: 10 * time.Minute,
 			logLevel: *logLevel, gomaxprocs: *serverProc}
+		if *extraCfg != "" {
+			raw, err := os.ReadFile(*extraCfg)
+			if err != nil {
+				return fmt.Errorf("-config-extra: %w", err)
+			}
+			sc.extra = string(raw)
+		}
 		if t, err = startServer(ctx, *bin, work, sc); err != nil {
 			return err
 		}

@@ -42,6 +42,8 @@ type serverConfig struct {
 	logLevel        string
 	// gomaxprocs, when > 0, is the server's GOMAXPROCS.
 	gomaxprocs int
+	// extra is TOML appended to the config (another store backend).
+	extra string
 }
 
 // checkLoopback refuses any target that is not on this machine: the tool is for measuring
@@ -134,7 +136,9 @@ role = "operator"
 
 [policy.tool_permissions]
 %q = "deny"
-`, port, t.db, sc.approvalTimeout.String(), sc.maxPending, sc.logLevel, agents.String(), deniedTool)
+
+%s
+`, port, t.db, sc.approvalTimeout.String(), sc.maxPending, sc.logLevel, agents.String(), deniedTool, sc.extra)
 	cfgPath := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err

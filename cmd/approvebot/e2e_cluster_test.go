@@ -140,6 +140,12 @@ func (f *fleet) waitWaiting(t *testing.T, i int) {
 	f.mu.Lock()
 	url := f.reps[i].srv.URL
 	f.mu.Unlock()
+	f.waitWaitingAt(t, url)
+}
+
+// waitWaitingAt waits until agents are waiting in long-polls on the replica at url.
+func (f *fleet) waitWaitingAt(t *testing.T, url string) {
+	t.Helper()
 	re := regexp.MustCompile(`(?m)^approvebot_waiting_agents (\d+)`)
 	deadline := time.Now().Add(answerDeadline)
 	for {
@@ -149,12 +155,12 @@ func (f *fleet) waitWaiting(t *testing.T, i int) {
 			raw, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if m := re.FindSubmatch(raw); m != nil && string(m[1]) != "0" {
-				t.Logf("%s agents waiting on replica %d", m[1], i)
+				t.Logf("%s agents waiting on %s", m[1], url)
 				return
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no agent waiting on replica %d", i)
+			t.Fatalf("no agent waiting on %s", url)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

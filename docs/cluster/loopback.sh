@@ -24,7 +24,8 @@ approvebot=${APPROVEBOT:-$(command -v approvebot || true)}
 haproxy_bin=${HAPROXY:-$(command -v haproxy || echo /usr/sbin/haproxy)}
 
 stop() {
-  for pidfile in "$dir"/*.pid; do
+  # The load balancer and the replicas first (they resign their leaderships), etcd last.
+  for pidfile in "$dir"/haproxy.pid "$dir"/replica*.pid "$dir"/etcd*.pid; do
     [ -e "$pidfile" ] || continue
     pid=$(cat "$pidfile")
     kill "$pid" 2>/dev/null || true
@@ -134,7 +135,7 @@ done
 # max_wait, so the server timeout is above it.
 cat >"$dir/haproxy.cfg" <<EOF
 global
-  maxconn 20000
+  maxconn 4000
 defaults
   mode http
   timeout connect 2s

@@ -96,7 +96,7 @@ func (t *txn) appendAudit(e approval.AuditEntry) error {
 		}
 	}
 	if e.Event == approval.EventDecision && e.Outcome != "" {
-		hk := t.s.k.hour(e.Time.Unix()/3600, t.s.opts.Name, e.Outcome)
+		hk := t.s.k.hour(e.Time.Unix()/3600, fmt.Sprintf("%s-%d", t.s.opts.Name, t.writer), e.Outcome)
 		raw, _, err := t.get(hk)
 		if err != nil {
 			return err

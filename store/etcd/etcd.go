@@ -147,9 +147,7 @@ type Store struct {
 	mu     sync.RWMutex // guards closed and sends on ops
 	closed bool
 	ops    chan *op
-	wdone  chan struct{}
-	// carry holds the ops a full transaction left for the next one (writer only).
-	carry []*op
+	writers sync.WaitGroup
 
 	lease *leaseKeeper
 	// bg ends with Close: the lease, watches and elections.
@@ -208,7 +206,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s := &Store{
 		opts: opts, cli: cli, log: opts.Logger, now: opts.Now, k: keys{p: opts.Prefix},
-		ops: make(chan *op, 4096), wdone: make(chan struct{}),
+		ops: make(chan *op, 4096),
 		own: newOwnWrites(),
 	}
 	s.seq.node = randomNode()
@@ -227,7 +225,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		cli.Close()
 		return nil, err
 	}
-	go s.writer()
+	for i := 0; i < writers; i++ {
+		s.writers.Add(1)
+		go s.writer(i)
+	}
 	s.bgJobs.Add(1)
 	go s.probe()
 	return s, nil
@@ -273,7 +274,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	close(s.ops)
 	s.mu.Unlock()
-	<-s.wdone
+	s.writers.Wait()
 	s.bgCancel()
 	s.bgJobs.Wait()
 	s.lease.revoke(s.cli)

@@ -22,6 +22,11 @@ const (
 	maxTxnOps   = 128
 	maxTxnBytes = 1 << 20
 	maxBatch    = 256
+	// writers is how many transactions one replica has in flight at once: etcd commits
+	// concurrent proposals in one raft round, so a few writers multiply throughput, and
+	// their groups conflict only on the pending counters (the other keys they write are
+	// new, or this writer's own).
+	writers = 4
 	// maxConflicts bounds how often one group is re-run after another replica changed
 	// what it read; each re-run reads the changed keys afresh.
 	maxConflicts = 64
@@ -60,12 +65,13 @@ func (s *Store) write(ctx context.Context, fn func(t *txn) error) error {
 	return <-o.done
 }
 
-func (s *Store) writer() {
-	defer close(s.wdone)
+func (s *Store) writer(w int) {
+	defer s.writers.Done()
 	batch := make([]*op, 0, maxBatch)
+	var carry []*op
 	for {
-		batch = append(batch[:0], s.carry...)
-		s.carry = s.carry[:0]
+		batch = append(batch[:0], carry...)
+		carry = carry[:0]
 		if len(batch) == 0 {
 			first, ok := <-s.ops
 			if !ok {
@@ -86,7 +92,7 @@ func (s *Store) writer() {
 			}
 		}
 		start := time.Now()
-		n := s.commit(batch)
+		n := s.commit(w, batch, &carry)
 		s.writes.Add(uint64(n))
 		s.commits.Add(1)
 		s.commitNanos.Add(uint64(time.Since(start)))
@@ -112,6 +118,8 @@ type txn struct {
 	ranges []clientv3.Op
 	bytes  int
 	undo   []undoRec
+	// writer is the writer running the transaction (its shard of the hourly counts).
+	writer int
 	// cur is the op running, and nseq how many audit seqs it has taken in this run.
 	cur  *op
 	nseq int
@@ -314,7 +322,7 @@ func (t *txn) commitOps() (cmps []clientv3.Cmp, then, els []clientv3.Op, readKey
 // commit runs a group in one transaction and returns how many ops it finished. An op
 // whose function fails gets its error alone; an op that would make the transaction too
 // big waits for the next one.
-func (s *Store) commit(batch []*op) int {
+func (s *Store) commit(w int, batch []*op, carry *[]*op) int {
 	ctx, cancel := context.WithTimeout(s.bg, s.opts.WriteTimeout)
 	defer cancel()
 	var reads map[string]readVal
@@ -323,6 +331,7 @@ func (s *Store) commit(batch []*op) int {
 	backoff := 20 * time.Millisecond
 	for {
 		t := newTxn(s, ctx, reads)
+		t.writer = w
 		var included, failed []*op
 		var errs []error
 		var deferred []*op
@@ -365,7 +374,7 @@ func (s *Store) commit(batch []*op) int {
 			o.done <- errs[i]
 		}
 		if len(included) == 0 {
-			s.carry = append(s.carry, deferred...)
+			*carry = append(*carry, deferred...)
 			return len(failed)
 		}
 		if t.empty() {
@@ -374,7 +383,7 @@ func (s *Store) commit(batch []*op) int {
 			for _, o := range included {
 				o.done <- nil
 			}
-			s.carry = append(s.carry, deferred...)
+			*carry = append(*carry, deferred...)
 			return len(failed) + len(included)
 		}
 		cmps, then, els, readKeys := t.commitOps()
@@ -412,7 +421,7 @@ func (s *Store) commit(batch []*op) int {
 		for _, o := range included {
 			o.done <- nil
 		}
-		s.carry = append(s.carry, deferred...)
+		*carry = append(*carry, deferred...)
 		return len(failed) + len(included)
 	}
 }
