@@ -144,9 +144,9 @@ type Store struct {
 	now  func() time.Time
 	k    keys
 
-	mu     sync.RWMutex // guards closed and sends on ops
-	closed bool
-	ops    chan *op
+	mu      sync.RWMutex // guards closed and sends on ops
+	closed  bool
+	ops     chan *op
 	writers sync.WaitGroup
 
 	lease *leaseKeeper
