@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -22,7 +21,7 @@ type auditPageView struct {
 	Entries []approval.AuditEntry `json:"entries"`
 	// NextBefore is the before= of the next, older page; 0 when there is nothing older.
 	NextBefore uint64 `json:"next_before"`
-	// Damaged names entries the query could not read and skipped.
+	// Damaged names entries that could not be read: the page is complete but for them.
 	Damaged []approval.DamagedRecord `json:"damaged,omitempty"`
 }
 
@@ -99,23 +98,16 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, c caller) *apiErr
 		return e
 	}
 	page, err := s.opts.Audit.Audit(r.Context(), q)
-	var skipped *approval.SkippedError
-	if errors.As(err, &skipped) {
-		s.log.Warn("audit query skipped damaged entries", "damaged", len(skipped.Records))
-		err = nil
-	}
 	if err != nil {
 		return s.gateError(err)
 	}
 	if page.Entries == nil {
 		page.Entries = []approval.AuditEntry{}
 	}
-	view := auditPageView{Entries: page.Entries, NextBefore: page.NextBefore}
-	if skipped != nil {
-		// The trail is complete but for these, which could not be read.
-		view.Damaged = skipped.Records
+	if len(page.Damaged) > 0 {
+		s.log.Warn("audit query skipped damaged entries", "damaged", len(page.Damaged))
 	}
-	writeJSON(w, 200, view)
+	writeJSON(w, 200, auditPageView{Entries: page.Entries, NextBefore: page.NextBefore, Damaged: page.Damaged})
 	return nil
 }
 
@@ -141,8 +133,7 @@ func (s *Server) auditCounts(w http.ResponseWriter, r *http.Request, c caller) *
 	}
 	counts, err := s.opts.Audit.AuditCounts(r.Context(), since, until)
 	if err != nil {
-		s.log.Error("audit counts read failed", "err", err)
-		return errInternal
+		return s.gateError(err)
 	}
 	out := make([]hourCountView, 0, len(counts))
 	for _, h := range counts {

@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -296,8 +295,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiE
 // --- agent endpoints ---
 
 type createBody struct {
-	Tool          *string         `json:"tool"`
-	Args          json.RawMessage `json:"args"`
+	Tool *string `json:"tool"`
+	// Args is decoded in the same pass as the body (numbers as json.Number, kept as
+	// written); anything but an object is refused below.
+	Args          map[string]any  `json:"args"`
 	Session       string          `json:"session"`
 	ParentSession string          `json:"parent_session"`
 	Cwd           string          `json:"cwd"`
@@ -316,15 +317,18 @@ func (s *Server) createRequest(w http.ResponseWriter, r *http.Request, c caller)
 	}
 	var b createBody
 	if e := decodeStrict(body, &b); e != nil {
+		if e.Code == "invalid_field" && strings.HasPrefix(e.Message, `field "args"`) {
+			return errArgsNotObject
+		}
 		return e
 	}
 	if b.Tool == nil || *b.Tool == "" {
 		return newError(400, "missing_tool", "tool is required")
 	}
-	args, e := decodeArgs(b.Args)
-	if e != nil {
-		return e
+	if b.Args == nil {
+		return errArgsNotObject
 	}
+	args := b.Args
 	wait, e := s.parseWait(b.Wait)
 	if e != nil {
 		return e
@@ -370,22 +374,7 @@ func (s *Server) waitOrCancel(r *http.Request, rec approval.Request, wait time.D
 	return got
 }
 
-func decodeArgs(raw json.RawMessage) (map[string]any, *apiError) {
-	trimmed := strings.TrimSpace(string(raw))
-	if trimmed == "" || trimmed == "null" {
-		return nil, newError(400, "args_not_object", "args must be a JSON object")
-	}
-	if trimmed[0] != '{' {
-		return nil, newError(400, "args_not_object", "args must be a JSON object")
-	}
-	dec := json.NewDecoder(strings.NewReader(trimmed))
-	dec.UseNumber()
-	var args map[string]any
-	if err := dec.Decode(&args); err != nil || args == nil {
-		return nil, newError(400, "args_not_object", "args must be a JSON object")
-	}
-	return args, nil
-}
+var errArgsNotObject = newError(400, "args_not_object", "args must be a JSON object")
 
 func (s *Server) parseWait(v string) (time.Duration, *apiError) {
 	if v == "" {

@@ -91,5 +91,5 @@ func writeView(w http.ResponseWriter, r approval.Request, v requestView) {
 	if r.State == approval.StatePending {
 		status = http.StatusAccepted
 	}
-	writeJSON(w, status, v)
+	writeViewJSON(w, status, &v)
 }

@@ -68,7 +68,8 @@ type Server struct {
 	// 200, at least 1).
 	MaxPendingPerSession int `toml:"max_pending_per_session"`
 	// MaxPendingPerAgent caps one agent token's requests waiting for a human, so that one
-	// agent cannot take every slot from the others (default: half of max_pending, at least 1).
+	// agent cannot take every slot from the others (default: half of max_pending, when
+	// left out or 0).
 	MaxPendingPerAgent int `toml:"max_pending_per_agent"`
 	// ShutdownTimeout is how long a graceful shutdown waits for in-flight work (default 10s).
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
@@ -245,9 +246,9 @@ func describe(name string, err error) error {
 func (c *Config) defaults() {
 	if c.Server.TokensFile == "" {
 		c.Server.TokensFile = c.Server.Data + TokensFileSuffix
-	}
-	if c.Server.MaxPendingPerAgent == 0 {
-		c.Server.MaxPendingPerAgent = max(c.Server.MaxPending/2, 1)
+		if c.Server.MaxPendingPerAgent == 0 {
+			c.Server.MaxPendingPerAgent = max(c.Server.MaxPending/2, 1)
+		}
 	}
 	for i := range c.Agents {
 		if c.Agents[i].Role == "" {

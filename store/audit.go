@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -53,7 +54,13 @@ func (s *Store) appendAudit(tx *bolt.Tx, e approval.AuditEntry) error {
 		}
 	}
 	e.Seq = seq
-	return putJSON(b, auditKey(e.Time, seq), e)
+	s.appended++
+	key := auditKey(e.Time, seq)
+	if err := b.Put(key, appendAuditEntry(make([]byte, 0, 512), &e)); err != nil {
+		return err
+	}
+	f := fieldsOf(&e)
+	return index(tx, key, &f)
 }
 
 // AppendAudit appends one entry.
@@ -61,77 +68,51 @@ func (s *Store) AppendAudit(ctx context.Context, e approval.AuditEntry) error {
 	return s.write(ctx, false, func(tx *bolt.Tx) error { return s.appendAudit(tx, e) })
 }
 
-// Audit returns one page of matching entries: the newest before q.Before, oldest first.
+// Audit returns one page of matching entries: the newest before q.Before, oldest first. An
+// entry that does not decode is skipped and named in the page's Damaged.
 func (s *Store) Audit(_ context.Context, q approval.AuditQuery) (approval.AuditPage, error) {
 	if q.Limit <= 0 {
 		q.Limit = defaultAuditLimit
 	}
 	q.Limit = min(q.Limit, maxAuditLimit)
 	var page approval.AuditPage
-	var skipped []approval.DamagedRecord
 	err := s.view("audit", func(tx *bolt.Tx) error {
 		var err error
-		page, skipped, err = s.auditPage(tx, q, s.auditScan)
+		page, err = auditPage(tx, q, s.auditScan)
 		return err
 	})
-	if err == nil && len(skipped) > 0 {
-		err = &approval.SkippedError{Records: skipped}
+	for _, d := range page.Damaged {
+		s.noteDamaged(&RecordError{Bucket: d.Bucket, Key: d.Key, Err: errors.New(d.Error)})
 	}
 	return page, err
 }
 
-// auditPage walks one page. Damaged entries are skipped and returned: the page is
-// complete but for them.
-func (s *Store) auditPage(tx *bolt.Tx, q approval.AuditQuery, budget int) (approval.AuditPage, []approval.DamagedRecord, error) {
-	var skipped []approval.DamagedRecord
+func auditPage(tx *bolt.Tx, q approval.AuditQuery, budget int) (approval.AuditPage, error) {
 	var page approval.AuditPage
 	m := newAuditMatcher(q)
-	c := tx.Bucket(bucketAudit).Cursor()
-	var lower []byte
-	if !q.Since.IsZero() {
-		lower = auditKey(q.Since, 0)
-	}
-	k, v := c.Last()
-	if !q.Until.IsZero() {
-		k, _ = c.Seek(auditKey(q.Until, 0))
-		if k == nil {
-			k, v = c.Last()
-		} else {
-			k, v = c.Prev()
-		}
-	}
+	w := newAuditWalk(tx, &q)
+	var last uint64 // the seq of the last entry examined
 	scanned := 0
-	for ; k != nil; k, v = c.Prev() {
-		if lower != nil && bytes.Compare(k, lower) < 0 {
-			break
-		}
-		seq := auditKeySeq(k)
-		if q.Before != 0 && seq >= q.Before {
-			continue
-		}
-		if scanned == budget {
-			page.NextBefore = auditKeySeq(k) + 1
+	k, v, err := w.first(upperBound(tx, &q))
+	for ; k != nil && err == nil; k, v, err = w.prev() {
+		if scanned == budget || len(page.Entries) == q.Limit {
+			// Stopped early: the next page starts after the last entry examined.
+			page.NextBefore = last
 			break
 		}
 		scanned++
-		e, ok, err := m.match(v)
-		if err != nil {
-			re := &RecordError{Bucket: string(bucketAudit), Key: string(k), Err: err}
-			s.noteDamaged(re)
-			skipped = append(skipped, approval.DamagedRecord{Bucket: re.Bucket, Key: fmt.Sprintf("%x", k), Error: err.Error()})
+		last = auditKeySeq(k)
+		e, ok, merr := m.match(v)
+		if merr != nil {
+			page.Damaged = append(page.Damaged, approval.DamagedRecord{Bucket: string(bucketAudit), Key: fmt.Sprintf("%x", k), Error: merr.Error()})
 			continue
 		}
-		if !ok {
-			continue
-		}
-		page.Entries = append(page.Entries, e)
-		if len(page.Entries) == q.Limit {
-			page.NextBefore = e.Seq
-			break
+		if ok {
+			page.Entries = append(page.Entries, e)
 		}
 	}
 	reverse(page.Entries)
-	return page, skipped, nil
+	return page, err
 }
 
 // auditMatcher applies a query's field filters to stored entries. Before decoding an
@@ -181,47 +162,4 @@ func reverse[T any](s []T) {
 	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
 		s[i], s[j] = s[j], s[i]
 	}
-}
-
-// AuditCounts counts the decision entries per hour by outcome, for every hour that
-// overlaps [since, until) (zero: no bound), oldest first: whole hours, also when since or
-// until falls inside one. Hours without a decision are left out.
-func (s *Store) AuditCounts(_ context.Context, since, until time.Time) ([]approval.HourCount, error) {
-	var out []approval.HourCount
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketAudit).Cursor()
-		var k, v []byte
-		if since.IsZero() {
-			k, v = c.First()
-		} else {
-			k, v = c.Seek(auditKey(since.Truncate(time.Hour), 0))
-		}
-		var upper []byte
-		if !until.IsZero() {
-			end := until.Truncate(time.Hour)
-			if end.Before(until) {
-				end = end.Add(time.Hour)
-			}
-			upper = auditKey(end, 0)
-		}
-		for ; k != nil; k, v = c.Next() {
-			if upper != nil && bytes.Compare(k, upper) >= 0 {
-				break
-			}
-			var e approval.AuditEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("corrupt audit entry: %w", err)
-			}
-			if e.Event != approval.EventDecision || e.Outcome == "" {
-				continue
-			}
-			hour := e.Time.UTC().Truncate(time.Hour)
-			if n := len(out); n == 0 || !out[n-1].Hour.Equal(hour) {
-				out = append(out, approval.HourCount{Hour: hour, Outcomes: map[approval.Outcome]int{}})
-			}
-			out[len(out)-1].Outcomes[e.Outcome]++
-		}
-		return nil
-	})
-	return out, err
 }

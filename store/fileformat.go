@@ -223,6 +223,16 @@ func (w *pageWalker) freelist() error {
 	if uint64(start)+uint64(n)*8 > uint64(len(p)) {
 		return w.problem("free-list page %d lists %d pages but holds fewer", w.meta.freelist, n)
 	}
+	// bbolt writes the ids sorted; one outside the file or out of order would have it hand
+	// out a page in use as a free one.
+	var prev uint64
+	for i := 0; i < n; i++ {
+		id := ne.Uint64(p[start+8*i:])
+		if id < 2 || id >= w.meta.hwm || id <= prev {
+			return w.problem("free-list page %d: entry %d (page %d) is outside the %d pages in use or out of order", w.meta.freelist, i, id, w.meta.hwm)
+		}
+		prev = id
+	}
 	return nil
 }
 

@@ -41,7 +41,7 @@ func (s *Store) Denials(_ context.Context, limit int) ([]LedgerItem, int, error)
 func (s *Store) ledgerItems(bucket []byte, limit int, made func(*approval.AuditEntry) bool) ([]LedgerItem, int, error) {
 	var out []LedgerItem
 	total := 0
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(string(bucket), func(tx *bolt.Tx) error {
 		err := tx.Bucket(bucket).ForEach(func(k, v []byte) error {
 			agent, session, fp, ok := splitLedgerKey(k)
 			if !ok {
@@ -97,7 +97,7 @@ func describe(tx *bolt.Tx, it *LedgerItem, made func(*approval.AuditEntry) bool)
 		n++
 		var e approval.AuditEntry
 		if err := json.Unmarshal(v, &e); err != nil {
-			return fmt.Errorf("corrupt audit entry: %w", err)
+			continue // damaged: Audit and verify name it
 		}
 		if e.Event != approval.EventDecision || e.Session != it.Session || e.Fingerprint != it.Fingerprint || !made(&e) {
 			continue
@@ -145,7 +145,7 @@ func cutLengthPrefixed(k []byte) (part string, rest []byte, ok bool) {
 // whose session it is; "" is the record every agent of that name shares.
 func (s *Store) PausedSessions(_ context.Context, limit int) ([]ledger.Session, int, error) {
 	var out []ledger.Session
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("sessions", func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
 			agent, name, ok := splitSessionKey(k)
 			if !ok {
@@ -153,7 +153,9 @@ func (s *Store) PausedSessions(_ context.Context, limit int) ([]ledger.Session, 
 			}
 			var sess ledger.Session
 			if err := json.Unmarshal(v, &sess); err != nil {
-				return fmt.Errorf("corrupt session %q: %w", k, err)
+				// Damaged: it reads as paused (and is quarantined), so it is listed as such.
+				s.quarantineLater(&RecordError{Bucket: string(bucketSessions), Key: string(k), Raw: append([]byte(nil), v...), Err: err})
+				sess = damagedSession(name, agent, time.Time{})
 			}
 			if sess.Paused {
 				sess.Name, sess.Agent = name, agent

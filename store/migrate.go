@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sort"
 	"time"
 
@@ -14,48 +15,259 @@ import (
 	"github.com/approvebot/approvebot/core/ledger"
 )
 
-// A migration upgrades the file's layout by one schema version, inside the transaction
-// that opens it: the file is at the old version or the new one, never in between. Each
-// migration leaves an audit entry saying what it changed.
+// A migration brings a database from version to-1 to version to. It runs at Open, before
+// anything reads the store, either in one transaction (the file is at the old version or
+// the new one, never in between) or in transactions that each record how far they got, so
+// a crash or a kill midway resumes where it stopped. Either way the version is bumped in
+// the transaction that completes it (migrate does that for a multi-transaction step,
+// with its progress marks).
 type migration struct {
-	from uint32
-	run  func(tx *bolt.Tx) (note string, err error)
+	to   uint32
+	name string
+	run  func(db *bolt.DB, env migrateEnv) error
+}
+
+// migrateEnv is what a migration runs with.
+type migrateEnv struct {
+	log *slog.Logger
+	// chunk is how many records one migration transaction handles.
+	chunk int
+	// afterChunk, when set, runs after each committed chunk; an error stops the
+	// migration there (tests use it to interrupt one).
+	afterChunk func() error
+	// now is the clock of the audit entries migrations leave.
+	now func() time.Time
+}
+
+func (e migrateEnv) committed() error {
+	if e.afterChunk != nil {
+		return e.afterChunk()
+	}
+	return nil
 }
 
 var migrations = []migration{
-	{from: 1, run: migrateAgentSessions},
+	{2, "sessions belong to an agent", migrateAgentSessionsStep},
+	{3, "index the audit trail", migrateAuditIndexes},
 }
 
-// migrate brings a file written at schema version from up to SchemaVersion.
-func migrate(tx *bolt.Tx, from uint32, now time.Time) error {
-	for v := from; v < SchemaVersion; v++ {
-		var m *migration
-		for i := range migrations {
-			if migrations[i].from == v {
-				m = &migrations[i]
+// migrationProgress are the meta keys where migrations record how far they got.
+var migrationProgress = [][]byte{keyMigrateAudit, keyMigrateRequests}
+
+// migrateChunk is how many records one migration transaction handles at open.
+const migrateChunk = 20000
+
+func schemaVersion(tx *bolt.Tx) (uint32, bool) {
+	v := tx.Bucket(bucketMeta).Get(keySchema)
+	if len(v) != 4 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(v), true
+}
+
+func putSchemaVersion(tx *bolt.Tx, v uint32) error {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], v)
+	return tx.Bucket(bucketMeta).Put(keySchema, b[:])
+}
+
+// migrate runs the migrations from version from up to SchemaVersion.
+func migrate(db *bolt.DB, from uint32, env migrateEnv) error {
+	log := env.log
+	for _, m := range migrations {
+		if m.to <= from {
+			continue
+		}
+		start := time.Now()
+		log.Info("migrating the database", "path", db.Path(), "to_version", m.to, "step", m.name)
+		if err := m.run(db, env); err != nil {
+			return fmt.Errorf("migrating to version %d (%s): %w", m.to, m.name, err)
+		}
+		// The progress marks go with the version bump, in one transaction: a rerun either
+		// resumes from them or finds the step done.
+		err := db.Update(func(tx *bolt.Tx) error {
+			for _, k := range migrationProgress {
+				if err := tx.Bucket(bucketMeta).Delete(k); err != nil {
+					return err
+				}
 			}
-		}
-		if m == nil {
-			return fmt.Errorf("no migration from schema version %d", v)
-		}
-		note, err := m.run(tx)
+			return putSchemaVersion(tx, m.to)
+		})
 		if err != nil {
-			return fmt.Errorf("migrating schema version %d to %d: %w", v, v+1, err)
+			return err
+		}
+		log.Info("database migrated", "path", db.Path(), "version", m.to, "took", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// migrateAgentSessionsStep (version 2) re-keys session memory by agent in one
+// transaction, with an audit entry saying what it changed and the version bump.
+func migrateAgentSessionsStep(db *bolt.DB, env migrateEnv) error {
+	return db.Update(func(tx *bolt.Tx) error {
+		note, err := migrateAgentSessions(tx)
+		if err != nil {
+			return err
 		}
 		b := tx.Bucket(bucketAudit)
 		seq, err := b.NextSequence()
 		if err != nil {
 			return err
 		}
-		e := approval.AuditEntry{Seq: seq, Time: now.UTC(), Event: approval.EventMigration, Actor: "approvebot",
-			Reason: fmt.Sprintf("schema version %d to %d: %s", v, v+1, note)}
+		e := approval.AuditEntry{Seq: seq, Time: env.now().UTC(), Event: approval.EventMigration, Actor: "approvebot",
+			Reason: "schema version 1 to 2: " + note}
 		if err := putJSON(b, auditKey(e.Time, seq), e); err != nil {
 			return err
 		}
+		return putSchemaVersion(tx, 2)
+	})
+}
+
+// migrateAuditIndexes (version 3) writes the indexes, the per-hour counters and the
+// removed-entries count for a trail written before they existed, then removes the
+// decided requests whose entries retention had already removed (before version 3,
+// audit_max_entries pruned entries but never requests).
+func migrateAuditIndexes(db *bolt.DB, env migrateEnv) error {
+	log := env.log
+	// Progress: the last audit key indexed, then how many entries so far.
+	for done := false; !done; {
+		err := db.Update(func(tx *bolt.Tx) error {
+			meta := tx.Bucket(bucketMeta)
+			var at []byte
+			var n uint64
+			if p := meta.Get(keyMigrateAudit); len(p) == 24 {
+				at, n = bytes.Clone(p[:16]), binary.BigEndian.Uint64(p[16:])
+			}
+			c := tx.Bucket(bucketAudit).Cursor()
+			k, v := c.First()
+			if at != nil {
+				if k, v = c.Seek(at); bytes.Equal(k, at) {
+					k, v = c.Next()
+				}
+			}
+			chunk := 0
+			var entries []indexedEntry
+			for ; k != nil && chunk < env.chunk; k, v = c.Next() {
+				if len(k) != 16 {
+					return fmt.Errorf("audit key %x is not 16 bytes", k)
+				}
+				k := bytes.Clone(k) // bbolt keeps what Put is given until the commit
+				f, err := decodeIndexed(v)
+				if err != nil {
+					return err
+				}
+				// Keys written before version 3 are not all in seq order: each gets its
+				// own seq key, and the deferred indexes are written at once.
+				if err := index(tx, k, &f); err != nil {
+					return err
+				}
+				if err := putSeq(tx, k); err != nil {
+					return err
+				}
+				entries = append(entries, indexedEntry{k, f})
+				at = k
+				chunk++
+			}
+			if err := writePartition(tx, entries); err != nil {
+				return err
+			}
+			n += uint64(chunk)
+			if k == nil {
+				done = true
+				// Entries removed before version 3: the sequence counted them all.
+				seq := tx.Bucket(bucketAudit).Sequence()
+				var v [8]byte
+				binary.BigEndian.PutUint64(v[:], seq-n)
+				if err := meta.Put(keyAuditRemoved, v[:]); err != nil {
+					return err
+				}
+				var legacy [8]byte
+				binary.BigEndian.PutUint64(legacy[:], seq)
+				if err := meta.Put(keyAuditLegacySeq, legacy[:]); err != nil {
+					return err
+				}
+
+			} else {
+				log.Info("indexing the audit trail", "entries", n)
+			}
+			if at == nil {
+				return nil // an empty trail
+			}
+			p := make([]byte, 24)
+			copy(p, at)
+			binary.BigEndian.PutUint64(p[16:], n)
+			return meta.Put(keyMigrateAudit, p)
+		})
+		if err == nil {
+			err = env.committed()
+		}
+		if err != nil {
+			return err
+		}
 	}
-	var ver [4]byte
-	binary.BigEndian.PutUint32(ver[:], SchemaVersion)
-	return tx.Bucket(bucketMeta).Put(keySchema, ver[:])
+	removed := 0
+	for done := false; !done; {
+		err := db.Update(func(tx *bolt.Tx) error {
+			meta := tx.Bucket(bucketMeta)
+			first, _ := tx.Bucket(bucketAudit).Cursor().First()
+			if first == nil {
+				done = true // no trail to compare with: keep every request
+				return nil
+			}
+			oldest := time.Unix(0, int64(binary.BigEndian.Uint64(first[:8])))
+			at := bytes.Clone(meta.Get(keyMigrateRequests))
+			reqs, pending, byRequest := tx.Bucket(bucketRequests), tx.Bucket(bucketPending), tx.Bucket(bucketAuditRequest).Cursor()
+			c := reqs.Cursor()
+			k, v := c.First()
+			if at != nil {
+				if k, v = c.Seek(at); bytes.Equal(k, at) {
+					k, v = c.Next()
+				}
+			}
+			var orphans [][]byte
+			for chunk := 0; k != nil && chunk < env.chunk; k, v = c.Next() {
+				chunk++
+				at = bytes.Clone(k)
+				if pending.Get(k) != nil {
+					continue
+				}
+				prefix := indexPrefix(string(k))
+				if ik, _ := byRequest.Seek(prefix); ik != nil && len(ik) == len(prefix)+16 && bytes.HasPrefix(ik, prefix) {
+					continue
+				}
+				var r struct {
+					CreatedAt time.Time `json:"created_at"`
+				}
+				if err := json.Unmarshal(v, &r); err != nil {
+					return fmt.Errorf("corrupt request %q: %w", k, err)
+				}
+				if r.CreatedAt.Before(oldest) {
+					orphans = append(orphans, at)
+				}
+			}
+			for _, id := range orphans {
+				if err := reqs.Delete(id); err != nil {
+					return err
+				}
+			}
+			removed += len(orphans)
+			done = k == nil
+			if at == nil {
+				return nil
+			}
+			return meta.Put(keyMigrateRequests, at)
+		})
+		if err == nil {
+			err = env.committed()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if removed > 0 {
+		log.Info("removed decided requests whose audit entries retention had removed", "requests", removed)
+	}
+	return nil
 }
 
 // migrateAgentSessions re-keys session memory by agent (schema 1 → 2). Schema 1 keyed

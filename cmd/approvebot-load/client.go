@@ -88,6 +88,27 @@ func (v view) outcome() string {
 	return *v.Outcome
 }
 
+// decidedView is what the tool checks of every policy-decided answer.
+type decidedView struct {
+	ID      string  `json:"id"`
+	State   string  `json:"state"`
+	Allowed bool    `json:"allowed"`
+	Source  *string `json:"source"`
+}
+
+func (v decidedView) source() string {
+	if v.Source == nil {
+		return ""
+	}
+	return *v.Source
+}
+
+func decodeDecided(raw []byte) (decidedView, error) {
+	var v decidedView
+	err := json.Unmarshal(raw, &v)
+	return v, err
+}
+
 func decodeView(raw []byte) (view, error) {
 	var v view
 	err := json.Unmarshal(raw, &v)

@@ -99,6 +99,8 @@ type loadOptions struct {
 	think       time.Duration // how long a request waits before the approver "presses"
 	listEvery   time.Duration // how often the approver lists pending requests
 	verify      int           // decided requests to re-read from the store and audit trail
+	rawClient   bool          // policy-decided requests over rawConn instead of net/http
+	sizeEvery   time.Duration // sample the bbolt file's size this often (0: never)
 }
 
 // humanSeen is an agent learning the decision on a human-decided request.
@@ -121,6 +123,8 @@ type agentStats struct {
 	errs    errCounts
 	human   []humanSeen
 	decided []string // a sample of decided ids to verify
+	// sampleAt is where each kind's three samples are in decided.
+	sampleAt [numKinds][3]int
 }
 
 // driver runs agents and the approver against a target.
@@ -155,6 +159,21 @@ func (d *driver) agent(issue, calls context.Context, i int, st *agentStats) {
 		kindAllowed: {"allowed", "policy"}, kindDenied: {"denied", "policy"}, kindFloor: {"denied", "floor"},
 	}
 	sampled := [numKinds]int{}
+	var raw *rawConn
+	var rawReqs [numKinds][]byte
+	if d.opts.rawClient {
+		var err error
+		if raw, err = newRawConn(d.t.url, d.callTimeout); err != nil {
+			st.errs.add("raw_client")
+			return
+		}
+		defer raw.close()
+		for k := range rawReqs {
+			if bodies[k] != nil {
+				rawReqs[k] = rawRequest(raw.addr, "POST", "/v1/requests", token, bodies[k])
+			}
+		}
+	}
 	for n := 0; issue.Err() == nil; n++ {
 		if d.issued.Add(1) > d.opts.maxRequests {
 			return
@@ -164,32 +183,43 @@ func (d *driver) agent(issue, calls context.Context, i int, st *agentStats) {
 			d.human(calls, token, session, i, n, st)
 			continue
 		}
-		ctx, cancel := context.WithTimeout(calls, d.callTimeout)
 		start := time.Now()
-		code, raw, err := d.api.do(ctx, "POST", "/v1/requests", token, bodies[k])
+		var code int
+		var answer []byte
+		var err error
+		if raw != nil {
+			code, answer, err = raw.do(rawReqs[k])
+		} else {
+			ctx, cancel := context.WithTimeout(calls, d.callTimeout)
+			code, answer, err = d.api.do(ctx, "POST", "/v1/requests", token, bodies[k])
+			cancel()
+		}
 		lat := time.Since(start)
-		cancel()
 		if err != nil || code != 200 {
 			if code == 202 && k == kindFloor {
 				// Not refused by the floor: withdraw it so it cannot pile up, and say so.
 				st.errs.add("floor_not_enforced")
-				if v, derr := decodeView(raw); derr == nil {
+				if v, derr := decodeView(answer); derr == nil {
 					d.cancel(calls, token, v.ID)
 				}
 				continue
 			}
-			st.errs.add(errName(kindNames[k], code, raw, err))
+			st.errs.add(errName(kindNames[k], code, answer, err))
 			continue
 		}
-		v, err := decodeView(raw)
+		v, err := decodeDecided(answer)
 		if err != nil || v.State != want[k].state || v.source() != want[k].source || v.Allowed != (want[k].state == "allowed") {
 			st.errs.add(kindNames[k] + "_unexpected_" + v.State + "_" + v.source())
 			continue
 		}
 		st.lat[k] = append(st.lat[k], lat)
-		if sampled[k] < 3 {
-			sampled[k]++
+		// Keep the last three of each kind: with retention on, the first ones are gone.
+		if i := sampled[k]; i < 3 {
 			st.decided = append(st.decided, v.ID)
+			sampled[k]++
+			st.sampleAt[k][i] = len(st.decided) - 1
+		} else {
+			st.decided[st.sampleAt[k][n%3]] = v.ID
 		}
 	}
 }
@@ -392,6 +422,10 @@ type LoadReport struct {
 	CPUPerRequest float64 `json:"server_cpu_us_per_request"`
 	// ClientCPU is this tool's own CPU time during the run (it shares the machine).
 	ClientCPU float64 `json:"client_cpu_s"`
+	// DBSizes samples the bbolt file's size every -size-every (with retention on it
+	// levels off); DBMax is the largest sample.
+	DBSizes []int64 `json:"db_sizes,omitempty"`
+	DBMax   int64   `json:"db_max_bytes,omitempty"`
 }
 
 func (d *driver) run(ctx context.Context) (*LoadReport, error) {
@@ -408,6 +442,25 @@ func (d *driver) run(ctx context.Context) (*LoadReport, error) {
 	if d.opts.mix[kindHuman] > 0 {
 		apDone.Add(1)
 		go func() { defer apDone.Done(); d.approver(appCtx, calls) }()
+	}
+	var sizes []int64
+	sizesDone := make(chan struct{})
+	if d.opts.sizeEvery > 0 && d.t.db != "" {
+		go func() {
+			defer close(sizesDone)
+			tick := time.NewTicker(d.opts.sizeEvery)
+			defer tick.Stop()
+			for {
+				select {
+				case <-issue.Done():
+					return
+				case <-tick.C:
+					sizes = append(sizes, fileSize(d.t.db))
+				}
+			}
+		}()
+	} else {
+		close(sizesDone)
 	}
 	cpu0, _ := procCPU(d.t.pid)
 	self0 := selfCPU()
@@ -426,7 +479,11 @@ func (d *driver) run(ctx context.Context) (*LoadReport, error) {
 	stopApprover()
 	apDone.Wait()
 
-	rep := &LoadReport{Agents: d.opts.agents, Mix: d.opts.mix.String(), Elapsed: elapsed.Seconds(), Kinds: map[string]*KindReport{}}
+	<-sizesDone
+	rep := &LoadReport{Agents: d.opts.agents, Mix: d.opts.mix.String(), Elapsed: elapsed.Seconds(), Kinds: map[string]*KindReport{}, DBSizes: sizes}
+	for _, n := range sizes {
+		rep.DBMax = max(rep.DBMax, n)
+	}
 	errs := errCounts{}
 	errs.merge(d.apErrs)
 	var lat [numKinds][]time.Duration

@@ -24,6 +24,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -90,6 +91,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		serverProc = fs.Int("server-gomaxprocs", 0, "the started server's GOMAXPROCS (0: all CPUs)")
 		jsonOut    = fs.Bool("json", false, "print the report as JSON")
 		extraCfg   = fs.String("config-extra", "", "TOML file appended to the started server's config (e.g. [store] backend = \"etcd\")")
+		scaleFlag  = fs.String("scale", "", "instead: fill the database to each of these sizes in turn (e.g. 50000,300000,1000000) and measure start-up, RSS, point reads and audit queries at each")
+		queries    = fs.Int("queries", 50, "with -scale: how many times each query runs per size")
+		starts     = fs.Int("starts", 3, "with -scale: server starts per size (the start-up figure is their median)")
+		maxEntries = fs.Int("audit-max-entries", 0, "the started server's audit_max_entries (0: none)")
+		retention  = fs.Duration("audit-retention", 0, "the started server's audit_retention (0: none)")
+		sizeEvery  = fs.Duration("size-every", 0, "sample the bbolt file's size this often during a load run (0: only at the end)")
+		client     = fs.String("client", "raw", "HTTP client of the policy-decided requests: raw (one prepared keep-alive request per agent, least CPU) or net/http")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -113,6 +121,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errors.New("-tokens must be in [1, 1000]")
 	case *listEvery < time.Millisecond:
 		return errors.New("-list-every must be at least 1ms")
+	case *client != "raw" && *client != "net/http":
+		return errors.New("-client must be raw or net/http")
 	}
 	say := func(format string, a ...any) { fmt.Fprintf(stderr, "approvebot-load: "+format+"\n", a...) }
 
@@ -141,8 +151,43 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
+		var serverTOML strings.Builder
+		if *maxEntries > 0 {
+			fmt.Fprintf(&serverTOML, "audit_max_entries = %d\n", *maxEntries)
+		}
+		if *retention > 0 {
+			fmt.Fprintf(&serverTOML, "audit_retention = %q\n", retention.String())
+		}
+		if *scaleFlag != "" {
+			sizes, err := parseSizes(*scaleFlag)
+			if err != nil {
+				return err
+			}
+			reps, err := runScale(ctx, *bin, work, scaleOptions{sizes: sizes, agents: scaleFillers, tokens: *tokens, queries: max(*queries, 1),
+				starts: max(*starts, 1), serverTOML: serverTOML.String(), logLevel: *logLevel}, say)
+			if *jsonOut {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				if jerr := enc.Encode(map[string]any{"scale": reps}); jerr != nil && err == nil {
+					err = jerr
+				}
+			} else {
+				printScale(stdout, reps)
+			}
+			if err != nil {
+				return err
+			}
+			n := 0
+			for _, r := range reps {
+				n += errCounts(r.Errors).total()
+			}
+			if n > 0 {
+				return failed{n}
+			}
+			return nil
+		}
 		sc := serverConfig{agents: *tokens, maxPending: max(50000, *hold+*agents+1000), approvalTimeout: 10 * time.Minute,
-			logLevel: *logLevel, gomaxprocs: *serverProc}
+			logLevel: *logLevel, gomaxprocs: *serverProc, serverTOML: serverTOML.String()}
 		if *extraCfg != "" {
 			raw, err := os.ReadFile(*extraCfg)
 			if err != nil {
@@ -163,6 +208,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	d := &driver{t: t, api: newAPI(t.url, conns), callTimeout: 30 * time.Second, opts: loadOptions{
 		agents: *agents, duration: *duration, maxRequests: *maxReqs, mix: m, approvers: *approvers, think: *think, listEvery: *listEvery, verify: *verify,
+		rawClient: *client == "raw", sizeEvery: *sizeEvery,
 	}}
 	defer d.api.close()
 	rep := &Report{URL: t.url, Started: t.startedBy, GOMAXPROCS: runtime.GOMAXPROCS(0), CPUs: runtime.NumCPU()}
@@ -228,6 +274,13 @@ func printReport(w io.Writer, r *Report) {
 			}
 			fmt.Fprintf(w, "; this tool used %.1fs\n", l.ClientCPU)
 		}
+		if len(l.DBSizes) > 0 {
+			fmt.Fprintf(w, "bbolt file during the run (MiB):")
+			for _, n := range l.DBSizes {
+				fmt.Fprintf(w, " %.0f", mib(n))
+			}
+			fmt.Fprintf(w, " (max %.1f)\n", mib(l.DBMax))
+		}
 		fmt.Fprintf(w, "verified in store and audit trail: %d\n", l.Verified)
 		fmt.Fprintf(w, "errors: %s\n", errCounts(l.Errors))
 		if len(l.Notes) > 0 {
@@ -255,4 +308,20 @@ func printReport(w io.Writer, r *Report) {
 	if r.DBBytes > 0 {
 		fmt.Fprintf(w, "bbolt file: %.1f MiB\n", mib(r.DBBytes))
 	}
+}
+
+// parseSizes reads -scale: growing positive counts, comma-separated (1000000 or 1e6).
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		f, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil || f < 1 || f > 1e8 || f != float64(int(f)) {
+			return nil, fmt.Errorf("-scale %q: want growing counts such as 50000,300000,1000000", s)
+		}
+		if len(out) > 0 && int(f) <= out[len(out)-1] {
+			return nil, fmt.Errorf("-scale %q: sizes must grow", s)
+		}
+		out = append(out, int(f))
+	}
+	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,69 @@ func TestDist(t *testing.T) {
 	}
 	if (distOf(nil) != Dist{}) {
 		t.Fatal("empty distribution")
+	}
+}
+
+// runScaleJSON runs the scale mode with -json and decodes its reports.
+func runScaleJSON(t *testing.T, args ...string) []ScaleReport {
+	t.Helper()
+	bin := testserver.Binary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var out, errs bytes.Buffer
+	args = append([]string{"-bin", bin, "-dir", t.TempDir(), "-json", "-log-level", "warn"}, args...)
+	err := run(ctx, args, &out, &errs)
+	var v struct {
+		Scale []ScaleReport `json:"scale"`
+	}
+	if jerr := json.Unmarshal(out.Bytes(), &v); jerr != nil {
+		t.Fatalf("run: %v; report is not JSON (%v):\n%s\n%s", err, jerr, out.String(), errs.String())
+	}
+	if err != nil {
+		t.Errorf("run: %v\n%s", err, errs.String())
+	}
+	return v.Scale
+}
+
+func checkScale(t *testing.T, reps []ScaleReport, sizes ...int) {
+	t.Helper()
+	if len(reps) != len(sizes) {
+		t.Fatalf("%d reports for %d sizes", len(reps), len(sizes))
+	}
+	for i, r := range reps {
+		if r.Requests != sizes[i] || r.DBBytes <= 0 || r.Startup.N == 0 || r.RSSStarted <= 0 {
+			t.Errorf("size %d: %+v", sizes[i], r)
+		}
+		if len(r.Errors) != 0 {
+			t.Errorf("size %d: errors %v", sizes[i], r.Errors)
+		}
+		for _, q := range []string{"get_request", "audit_request", "audit_session", "audit_agent", "audit_newest", "audit_10_pages", "audit_counts_24h"} {
+			if r.Queries[q].N == 0 {
+				t.Errorf("size %d: query %s never answered", sizes[i], q)
+			}
+		}
+	}
+	for i := 1; i < len(reps); i++ {
+		if reps[i].DBBytes <= reps[i-1].DBBytes {
+			t.Errorf("the file did not grow from %d to %d requests", sizes[i-1], sizes[i])
+		}
+	}
+}
+
+func TestShortScale(t *testing.T) {
+	checkScale(t, runScaleJSON(t, "-scale", "200,600", "-queries", "1", "-starts", "1"), 200, 600)
+}
+
+// The 50,000-request scale run of issue 15 (by hand: 300k and 1M, commands in README).
+// Times are reported, not asserted.
+func TestScale50k(t *testing.T) {
+	if os.Getenv("APPROVEBOT_INTEGRATION") != "1" {
+		t.Skip("fills a 50,000-request database (about a minute): set APPROVEBOT_INTEGRATION=1")
+	}
+	reps := runScaleJSON(t, "-scale", "10000,50000", "-queries", "20")
+	checkScale(t, reps, 10000, 50000)
+	for _, r := range reps {
+		t.Logf("%d requests: %.0f MiB, start %.1f ms, RSS %.0f MiB, audit_session p50 %.2f ms, get_request p50 %.2f ms",
+			r.Requests, mib(r.DBBytes), r.Startup.P50, mib(r.RSSStarted), r.Queries["audit_session"].P50, r.Queries["get_request"].P50)
 	}
 }

@@ -32,6 +32,8 @@ type target struct {
 	done      chan struct{}
 	logs      *tail
 	startedBy bool
+	// startup is from starting the process to its first 200 on /healthz.
+	startup time.Duration
 }
 
 // serverConfig is what the started server is configured with.
@@ -44,6 +46,10 @@ type serverConfig struct {
 	gomaxprocs int
 	// extra is TOML appended to the config (another store backend).
 	extra string
+	// serverTOML is more lines for [server] (retention settings).
+	serverTOML string
+	// readyPoll is how often /healthz is polled while the server starts (default 20ms).
+	readyPoll time.Duration
 }
 
 // checkLoopback refuses any target that is not on this machine: the tool is for measuring
@@ -125,6 +131,7 @@ rate_limit = 1e9
 rate_burst = 1000000000
 max_pending = %d
 max_pending_per_session = 200
+%s
 
 [log]
 level = %q
@@ -138,7 +145,7 @@ role = "operator"
 %q = "deny"
 
 %s
-`, port, t.db, sc.approvalTimeout.String(), sc.maxPending, sc.logLevel, agents.String(), deniedTool, sc.extra)
+`, port, t.db, sc.approvalTimeout.String(), sc.maxPending, sc.serverTOML, sc.logLevel, agents.String(), deniedTool, sc.extra)
 	cfgPath := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
@@ -148,6 +155,11 @@ role = "operator"
 	cmd.Env = env
 	// Keep only the tail of the server's log (it may log every decision).
 	cmd.Stdout, cmd.Stderr = t.logs, t.logs
+	poll := sc.readyPoll
+	if poll <= 0 {
+		poll = 20 * time.Millisecond
+	}
+	began := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
@@ -160,6 +172,7 @@ role = "operator"
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
+				t.startup = time.Since(began)
 				return t, nil
 			}
 		}
@@ -169,7 +182,7 @@ role = "operator"
 		case <-ctx.Done():
 			t.stop()
 			return nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(poll):
 		}
 		if time.Now().After(deadline) {
 			t.stop()
@@ -305,4 +318,22 @@ func selfCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procRSSAnon is a process's anonymous resident memory (RssAnon: heap, stacks), without
+// the pages of mapped files; 0 when unknown.
+func procRSSAnon(pid int) int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			if f := strings.Fields(v); len(f) > 0 {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n << 10
+			}
+		}
+	}
+	return 0
 }

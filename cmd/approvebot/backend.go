@@ -85,7 +85,8 @@ func openBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, now 
 		}
 		return etcdBackend{st}, nil
 	default:
-		st, err := store.Open(cfg.Server.Data, store.Options{Logger: log, Now: now})
+		st, err := store.Open(cfg.Server.Data, store.Options{Logger: log, Now: now,
+			Retention: store.Retention{MaxEntries: cfg.Server.AuditMaxEntries, Age: cfg.Server.AuditRetention.Duration}})
 		if err != nil {
 			return nil, err
 		}

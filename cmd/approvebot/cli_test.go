@@ -42,6 +42,7 @@ var usages = map[string]string{
 	"pending":        "usage: approvebot pending [flags]",
 	"decide":         "usage: approvebot decide [flags] ID allow|allow-session|allow-always|deny [REASON…]",
 	"audit":          "usage: approvebot audit [flags]",
+	"compact":        "usage: approvebot compact [-config FILE | -db FILE]",
 	"allowlist":      "usage: approvebot allowlist [flags] list | revoke PATTERN",
 	"session":        "usage: approvebot session [flags] set NAME",
 	"token":          "usage: approvebot token",

@@ -21,6 +21,7 @@ func commands() map[string]command {
 		"decide":         {"operator: decide a pending request (allow|allow-session|allow-always|deny)", cmdDecide},
 		"audit":          {"operator: read the decision trail", cmdAudit},
 		"allowlist":      {"operator: list or revoke persisted allow-always entries", cmdAllowlist},
+		"compact":        {"offline, server stopped: give the space of pruned data back to the disk", cmdCompact},
 		"session":        {"operator: set a session's tier/unattended mark, or unpause it", cmdSession},
 		"backup":         {"operator: write a consistent copy of the running server's database to FILE", cmdBackup},
 		"verify":         {"check a database file completely, with approvebot stopped (exit 1 when damaged)", cmdVerify},

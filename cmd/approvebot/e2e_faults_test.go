@@ -137,8 +137,9 @@ func mustJSON(t *testing.T, v any) []byte {
 	return raw
 }
 
-// boltLayout reads the page size and the pages in use from a database's newest meta page.
-func boltLayout(t *testing.T, raw []byte) (pageSize, hwm int) {
+// boltLayout reads the page size, the pages in use and the free-list page from a database's
+// newest meta page.
+func boltLayout(t *testing.T, raw []byte) (pageSize, hwm, freelist int) {
 	t.Helper()
 	le := binary.LittleEndian
 	ps := int(le.Uint32(raw[16+8:]))
@@ -147,7 +148,7 @@ func boltLayout(t *testing.T, raw []byte) (pageSize, hwm int) {
 	if tx1 > tx0 {
 		meta = raw[ps+16:]
 	}
-	return ps, int(le.Uint64(meta[40:]))
+	return ps, int(le.Uint64(meta[40:])), int(le.Uint64(meta[32:]))
 }
 
 // TestFaultDamagedDatabaseRefusedAtStart: copies of a real database, truncated, emptied or
@@ -161,7 +162,7 @@ func TestFaultDamagedDatabaseRefusedAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, hwm := boltLayout(t, orig)
+	ps, hwm, freelist := boltLayout(t, orig)
 	tests := []struct {
 		name   string
 		damage func([]byte) []byte
@@ -176,12 +177,14 @@ func TestFaultDamagedDatabaseRefusedAtStart(t *testing.T) {
 			b[ps+16+30] ^= 0x5a
 			return b
 		}, "both meta pages are damaged"},
-		{"a page header scrambled", func(b []byte) []byte {
-			for i := 0; i < 16; i++ {
-				b[(hwm/2)*ps+i] ^= 0xa5
+		{"the free-list page scrambled", func(b []byte) []byte {
+			// Free page ids past the end of the file: bbolt would hand out pages in use.
+			binary.LittleEndian.PutUint16(b[freelist*ps+10:], 8) // eight entries…
+			for i := 0; i < 64; i++ {
+				b[freelist*ps+16+i] = 0xff // …each past the end of the file
 			}
 			return b
-		}, "page"},
+		}, "free-list page"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -226,7 +229,7 @@ func TestFaultScrambledDatabaseNeverAllows(t *testing.T) {
 	want := fileRequests(t, s, "seed", 90)
 	s.Stop()
 	orig, _ := os.ReadFile(s.DB)
-	ps, _ := boltLayout(t, orig)
+	ps, _, _ := boltLayout(t, orig)
 	for seed := uint64(1); seed <= 6; seed++ {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -51,8 +52,23 @@ func newLogger(cfg config.Log, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
+// gcPercent is the collector's target when GOGC is not set: the heap may grow to five
+// times the live data between collections instead of Go's twice. Every request allocates
+// ~20 KB it drops at once, so the default collects constantly: measured with the load tool,
+// 400 takes 10% off the server's CPU per request, for 119 MiB of RSS instead of 78 MiB
+// with 10,000 requests pending (docs/operations.md).
+const gcPercent = 400
+
 // serve runs the service until ctx ends. ready, when not nil, receives the bound address.
 func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, ready chan<- string) error {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		memCtx, stopMem := context.WithCancel(context.Background())
+		defer stopMem()
+		go followMemory(memCtx)
+	}
 	log := newLogger(cfg.Log, stderr)
 	clocks, err := testClocks(log)
 	if err != nil {
@@ -240,9 +256,16 @@ func maintain(ctx context.Context, st backend, g *gate.Gate, age time.Duration, 
 	wg.Wait()
 }
 
-// retain prunes the audit trail and old decided requests at start and every minute.
+// retainEvery is how often retention runs on its own. On bbolt every commit applies it to
+// what the commit adds (store.Options.Retention); these runs remove a backlog (a bound just
+// lowered, a file from before) and age out entries while no commit comes. On etcd they
+// are the retention, on the maintenance leader.
+const retainEvery = 10 * time.Second
+
+// retain prunes the audit trail and the decided requests of the entries it removes, at
+// start and every retainEvery.
 func retain(ctx context.Context, st backend, age time.Duration, maxEntries int, log *slog.Logger) {
-	t := time.NewTicker(time.Minute)
+	t := time.NewTicker(retainEvery)
 	defer t.Stop()
 	for {
 		var before time.Time

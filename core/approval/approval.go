@@ -258,17 +258,3 @@ type DamagedRecord struct {
 	Key    string `json:"key"`
 	Error  string `json:"error"`
 }
-
-// SkippedError comes with the results of a query that skipped damaged records: the
-// results are complete but for those.
-type SkippedError struct {
-	Records []DamagedRecord
-}
-
-func (e *SkippedError) Error() string {
-	if len(e.Records) == 1 {
-		r := e.Records[0]
-		return "skipped a damaged record in bucket " + r.Bucket + " (key " + r.Key + "): " + r.Error
-	}
-	return "skipped damaged records in the store"
-}

@@ -525,6 +525,7 @@ type findInfo struct {
 	starts   []shell.Arg
 	narrowed bool
 	deletes  bool
+	perms    string // chmod, chown or chgrp run on everything found
 }
 
 // Names, paths and owners find is matched against to tell a predicate that selects a subset
@@ -672,6 +673,12 @@ func parseFind(args []shell.Arg) findInfo {
 			if len(words) > 0 && findDeleterRE.MatchString(strings.Join(words, " ")) {
 				fi.deletes = true
 			}
+			if len(words) > 0 {
+				switch b := shell.Base(words[0]); b {
+				case "chmod", "chown", "chgrp":
+					fi.perms = b
+				}
+			}
 			i++
 		case v == "-o" || v == "-or" || v == "," || v == "!" || v == "-not":
 			negated = true
@@ -697,7 +704,23 @@ func parseFind(args []shell.Arg) findInfo {
 
 func (f *floorCtx) find(s *shell.Segment) (FloorHit, bool) {
 	fi := parseFind(s.Args)
-	if !fi.deletes || fi.narrowed {
+	if fi.narrowed {
+		return FloorHit{}, false
+	}
+	if fi.perms != "" && !fi.deletes {
+		// find / -exec chmod 000 {} + is chmod -R 000 /.
+		for _, a := range fi.starts {
+			if t := f.classifyArg(a, s); t == targetRoot || t == targetSystem {
+				rule := FloorChmodRoot
+				if fi.perms != "chmod" {
+					rule = FloorChownRoot
+				}
+				return hit(rule, "recursive "+fi.perms+" of "+display(a)+" with find", s)
+			}
+		}
+		return FloorHit{}, false
+	}
+	if !fi.deletes {
 		return FloorHit{}, false
 	}
 	for _, a := range fi.starts {

@@ -28,6 +28,33 @@ func (w *walker) evalStmts(stmts []*syntax.Stmt, stdin stdinState) (string, bool
 	return out.String(), true
 }
 
+// digitsOutput reports a command substitution that can print nothing but a number (nproc, id
+// -u, date +%s): its value is not known, but it cannot be anything that matters
+// (make -j$(nproc)).
+func (w *walker) digitsOutput(stmts []*syntax.Stmt) bool {
+	if len(stmts) != 1 || len(stmts[0].Redirs) > 0 {
+		return false
+	}
+	call, ok := stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Assigns) > 0 || len(call.Args) == 0 {
+		return false
+	}
+	var argv []string
+	for _, word := range call.Args {
+		a, ok := fastLiteral(word)
+		if !ok {
+			return false
+		}
+		argv = append(argv, a.Value)
+	}
+	switch strings.Join(argv, " ") {
+	case "nproc", "nproc --all", "id -u", "id -g", "id -ru", "id -rg", "date +%s", "getconf _NPROCESSORS_ONLN",
+		"getconf NPROCESSORS_ONLN", "sysctl -n hw.ncpu", "sysctl -n hw.logicalcpu":
+		return true
+	}
+	return false
+}
+
 // evalSub works out the output of a command or process substitution: a subshell, whose
 // assignments and cd stay inside.
 func (w *walker) evalSub(stmts []*syntax.Stmt) (string, bool) {
@@ -176,12 +203,33 @@ func (w *walker) evalArgs(args []Arg, stdin stdinState) (string, bool) {
 		}
 		return out, true
 	case "cat":
+		var out strings.Builder
+		files := false
 		for _, a := range argv[1:] {
-			if a != "-" && a != "-u" {
+			if a == "-u" {
+				continue
+			}
+			if a == "-" {
+				s, ok := in()
+				if !ok {
+					return "", false
+				}
+				out.WriteString(s)
+				files = true
+				continue
+			}
+			// A file the same command line wrote, with known content.
+			text, known, ok := w.writtenFile(a)
+			if strings.HasPrefix(a, "-") || !ok || !known {
 				return "", false
 			}
+			out.WriteString(text)
+			files = true
 		}
-		return in()
+		if !files {
+			return in()
+		}
+		return out.String(), true
 	case "base64":
 		dec := false
 		for _, a := range argv[1:] {

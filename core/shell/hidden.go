@@ -585,7 +585,8 @@ func (w *walker) make(args []Arg) {
 		if name, val, ok := strings.Cut(v, "="); ok && isMakeVar(strings.TrimRight(name, ":+?!")) {
 			name = strings.TrimRight(name, ":+?!")
 			switch {
-			case name == "SHELL" || name == "MAKESHELL":
+			case name == "SHELL" || name == "MAKESHELL" || commandEnv(name):
+				// The shell make runs recipes with, or a program a recipe runs ($(CC)).
 				w.hiddenScript("make "+name+"=", val, a.Known)
 			case makeRunVar(name):
 				w.problem("make %s= changes how make runs its recipes", name)

@@ -24,6 +24,23 @@ func (w *walker) exCommands(label, text string) {
 			case strings.HasPrefix(c, "term ") || strings.HasPrefix(c, "terminal "):
 				w.floorScript(label, c[strings.IndexByte(c, ' ')+1:])
 			}
+			// :py3 os.system(…), :lua os.execute(…), :perl system(…), :ruby system(…)
+			if word, rest, ok := strings.Cut(c, " "); ok {
+				lang := ""
+				switch strings.TrimSuffix(word, "!") {
+				case "py", "py3", "python", "python3", "pyx", "pythonx", "pydo", "py3do":
+					lang = "python"
+				case "lua", "luado":
+					lang = "lua"
+				case "perl", "perldo":
+					lang = "perl"
+				case "ruby", "rubydo":
+					lang = "ruby"
+				}
+				if lang != "" {
+					w.floorOnly(label).interpCode(lang, rest, 0)
+				}
+			}
 			for _, fn := range []string{"system(", "systemlist(", "jobstart(", "termopen("} {
 				if i := strings.Index(c, fn); i >= 0 {
 					for _, t := range tokenizeCode(c[i:]) {

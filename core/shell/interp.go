@@ -633,6 +633,7 @@ func (w *walker) interpCodeVars(lang, code string, depth int, vars map[string]st
 	if vars == nil {
 		vars = map[string]string{}
 	}
+	toks = resolveGetattr(toks, vars)
 	for i := 0; i+2 < len(toks); i++ {
 		if toks[i].kind == 'i' && toks[i+1].kind == 'p' && toks[i+1].s == "=" && !(toks[i+2].kind == 'p' && toks[i+2].s == "=") {
 			j := i + 2
@@ -816,6 +817,27 @@ func splitCallArgs(toks []codeTok, open int) ([][]codeTok, int) {
 		cur = append(cur, t)
 	}
 	return append(out, cur), len(toks) - 1
+}
+
+// resolveGetattr rewrites getattr(obj, "sys" + "tem")(…) into system(…), so that a call named
+// by a string is seen as the call it names.
+func resolveGetattr(toks []codeTok, vars map[string]string) []codeTok {
+	for i := 0; i+1 < len(toks); i++ {
+		if toks[i].kind != 'i' || !strings.HasSuffix(toks[i].s, "getattr") || toks[i+1].s != "(" {
+			continue
+		}
+		args, end := splitCallArgs(toks, i+1)
+		if len(args) < 2 || end+1 >= len(toks) || toks[end+1].s != "(" {
+			continue
+		}
+		name, ok := argValue(args[1], vars)
+		if !ok || !execCall(name) && !deleteCall(name) {
+			continue
+		}
+		out := append(append(append([]codeTok(nil), toks[:i]...), codeTok{'i', name}), toks[end+1:]...)
+		return resolveGetattr(out, vars)
+	}
+	return toks
 }
 
 // argValue is argString that also reads the variables the code assigned strings to.

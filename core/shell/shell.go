@@ -83,6 +83,7 @@ const (
 	maxLoopItems = 16      // items of a for loop over known words judged one by one
 	maxReplays   = 64      // function bodies replayed with their call's arguments
 	maxInput     = 1 << 20 // bytes of a command line analysed
+	maxExpanded  = 4 << 20 // bytes all expansions of a command line may produce
 )
 
 // Options configure one analysis.

@@ -239,6 +239,11 @@ func TestLimits(t *testing.T) {
 		grow += "; X=$X$X"
 	}
 	Analyze(grow+"; a $X", Options{})
+	// Expanding a large value many times stays bounded.
+	huge := "X=" + strings.Repeat("a", 60000) + "; " + strings.Repeat("echo $X $X $X $X; ", 2000)
+	if an := Analyze(huge, Options{}); !an.Incomplete || an.OK {
+		t.Error("unbounded expansion not flagged")
+	}
 	// Brace bombs stay bounded.
 	if an := Analyze("a {1..9}{1..9}{1..9}{1..9}{1..9}", Options{}); an.OK {
 		t.Error("brace bomb analysed as OK")

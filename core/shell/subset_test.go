@@ -32,6 +32,8 @@ func TestInsideSubset(t *testing.T) {
 		`echo "${PWD##*/}" ${HOME:0:1} ${HOME::1}`,
 		"unset X; echo ${X-unset}",
 		"echo $? $$ $! $RANDOM $LINENO",
+		"make -j$(nproc)",
+		"echo build-$(date +%s).log",
 		// Arithmetic on known integers.
 		"echo $((1+2*3))",
 		"x=5; echo $((x*2))",

@@ -57,6 +57,7 @@ type shared struct {
 	fastBufUsed bool
 	lastpipe    bool                   // shopt -s lastpipe: a pipeline's last command runs in this shell
 	opaque      bool                   // a file was sourced: what it set is not known
+	expanded    int                    // bytes produced by expansions so far
 	written     map[string]writtenText // files the command line writes, by absolute path
 	integer     map[string]bool        // variables with the integer attribute
 	noFast      bool                   // the fast path is off (tests compare it with the parser)
@@ -160,10 +161,8 @@ func (w *walker) emit(args []Arg, kind Kind) *Segment {
 		s.Input = InputFile
 	case stdinPipe:
 		s.Input = InputUnknown
-		if len(args) > 0 && readsInput(Base(args[0].Value)) {
-			if text, kind := w.stdinText(); kind == stdinKnown {
-				s.Input, s.InputText = InputText, text
-			}
+		if text, kind := w.stdinText(); kind == stdinKnown {
+			s.Input, s.InputText = InputText, text
 		}
 	}
 	if w.sh.opaque && w.judged {
@@ -178,15 +177,6 @@ func (w *walker) emit(args []Arg, kind Kind) *Segment {
 	}
 	w.an.Segments = append(w.an.Segments, s)
 	return s
-}
-
-// readsInput lists the commands whose input the floor reads (a partitioning tool fed a write).
-func readsInput(base string) bool {
-	switch base {
-	case "fdisk", "gdisk", "cgdisk", "sfdisk", "parted", "sgdisk", "cfdisk":
-		return true
-	}
-	return false
 }
 
 // argNetwork records a /dev/tcp or /dev/udp endpoint named in an argument (also as the value

@@ -306,7 +306,7 @@ func (w *walker) wordParts(f *fields, parts []syntax.WordPart, inDbl, first bool
 			v, ok := w.evalSub(p.Stmts)
 			v = strings.TrimRight(v, "\n")
 			why := ""
-			if !ok {
+			if !ok && !w.digitsOutput(p.Stmts) {
 				why = "the output of $(…) is not known"
 			}
 			w.expansion(f, v, ok, inDbl, false, why)
@@ -348,6 +348,14 @@ func (w *walker) expansion(f *fields, v string, ok, inDbl, glob bool, why string
 	}
 	if len(v)+len(f.val) > maxValue {
 		w.problem("an expansion longer than %d bytes", maxValue)
+		f.unknown()
+		return
+	}
+	if w.sh.expanded += len(v); w.sh.expanded > maxExpanded {
+		if !w.an.Incomplete {
+			w.an.Incomplete = true
+			w.an.problem("the command expands to more than %d bytes", maxExpanded)
+		}
 		f.unknown()
 		return
 	}

@@ -343,9 +343,15 @@ func (w *walker) pipeGuesses() [][]Arg {
 		}
 	}
 	for _, fc := range st.fsrc {
+		if !w.step() {
+			return out
+		}
 		add(fc.args)
 	}
 	for _, s := range st.src {
+		if !w.step() {
+			return out
+		}
 		syntax.Walk(s, func(n syntax.Node) bool {
 			if call, ok := n.(*syntax.CallExpr); ok && len(call.Args) > 0 {
 				add(c.expandWords(call.Args, nil))

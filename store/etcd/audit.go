@@ -136,7 +136,7 @@ func (q *auditQuery) match(e *approval.AuditEntry) bool {
 // auditPage walks the trail (or the index of the query's request, session or agent)
 // from the newest entry before the cursor, and returns the matching entries oldest first
 // with the cursor of the next page (0: nothing older).
-func (s *Store) auditPage(ctx context.Context, q auditQuery, budget int) (out []approval.AuditEntry, next uint64, err error) {
+func (s *Store) auditPage(ctx context.Context, q auditQuery, budget int) (out []approval.AuditEntry, next uint64, skipped []approval.DamagedRecord, err error) {
 	if q.Limit <= 0 {
 		q.Limit = defaultAuditLimit
 	}
@@ -166,12 +166,6 @@ func (s *Store) auditPage(ctx context.Context, q auditQuery, budget int) (out []
 		}
 	}
 	var last uint64
-	var skipped []approval.DamagedRecord
-	defer func() {
-		if err == nil && len(skipped) > 0 {
-			err = &approval.SkippedError{Records: skipped}
-		}
-	}()
 	scanned := 0
 	for hi > lo {
 		opts := []clientv3.OpOption{clientv3.WithRange(hi), clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend), clientv3.WithLimit(auditChunk)}
@@ -180,7 +174,7 @@ func (s *Store) auditPage(ctx context.Context, q auditQuery, budget int) (out []
 		}
 		resp, err := s.cli.Get(ctx, lo, opts...)
 		if err != nil {
-			return nil, 0, unavailable("reading the audit trail", err)
+			return nil, 0, nil, unavailable("reading the audit trail", err)
 		}
 		if len(resp.Kvs) == 0 {
 			break
@@ -191,19 +185,19 @@ func (s *Store) auditPage(ctx context.Context, q auditQuery, budget int) (out []
 			k := string(kv.Key)
 			seqs[i], err = strconv.ParseUint(k[strings.LastIndexByte(k, '/')+1:], 16, 64)
 			if err != nil {
-				return nil, 0, fmt.Errorf("etcd: corrupt audit key %q", k)
+				return nil, 0, nil, fmt.Errorf("etcd: corrupt audit key %q", k)
 			}
 			entries[i] = kv.Value
 		}
 		if indexed {
 			if entries, err = s.auditEntries(ctx, seqs); err != nil {
-				return nil, 0, err
+				return nil, 0, nil, err
 			}
 		}
 		for i, raw := range entries {
 			if scanned == budget || len(out) == q.Limit {
 				reverse(out)
-				return out, last, nil
+				return out, last, skipped, nil
 			}
 			scanned++
 			last = seqs[i]
@@ -224,7 +218,7 @@ func (s *Store) auditPage(ctx context.Context, q auditQuery, budget int) (out []
 		hi = string(resp.Kvs[len(resp.Kvs)-1].Key)
 	}
 	reverse(out)
-	return out, 0, nil
+	return out, 0, skipped, nil
 }
 
 // auditEntries reads the entries of the given seqs (nil where there is none), a
@@ -257,11 +251,11 @@ func reverse[T any](s []T) {
 }
 
 // Audit returns one page of matching entries: the newest before q.Before, oldest first.
-// Damaged entries are skipped and named by an *approval.SkippedError beside the page.
+// Damaged entries are skipped and named in the page.
 func (s *Store) Audit(ctx context.Context, q approval.AuditQuery) (approval.AuditPage, error) {
-	entries, next, err := s.auditPage(ctx, auditQuery{RequestID: q.RequestID, Session: q.Session, Agent: q.Agent, Tool: q.Tool,
+	entries, next, damaged, err := s.auditPage(ctx, auditQuery{RequestID: q.RequestID, Session: q.Session, Agent: q.Agent, Tool: q.Tool,
 		Outcome: q.Outcome, Source: q.Source, Since: q.Since, Until: q.Until, Before: q.Before, Limit: q.Limit}, defaultAuditScan)
-	return approval.AuditPage{Entries: entries, NextBefore: next}, err
+	return approval.AuditPage{Entries: entries, NextBefore: next, Damaged: damaged}, err
 }
 
 // AuditCounts counts the decisions per hour by outcome, for every hour that overlaps
