@@ -95,6 +95,8 @@ func (g *Gate) mirrorPending(rec approval.Request) (w *waiter, added bool) {
 	g.mu.Unlock()
 	g.arm(w, rec.ExpiresAt.Sub(g.now())+mirrorTimeoutDelay)
 	g.metrics.Pending(1)
+	// The panel on this replica shows requests filed on any.
+	g.events.publish(Event{Kind: EventCreated, Request: rec})
 	return w, true
 }
 
@@ -138,6 +140,7 @@ func (g *Gate) release(rec approval.Request) {
 	}
 	if w != nil {
 		g.metrics.Pending(-1)
+		g.events.publish(Event{Kind: EventDecided, Request: rec})
 	}
 }
 
