@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -56,5 +57,31 @@ func TestStoreValidation(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, tc.err)
 			}
 		})
+	}
+}
+
+// The README's "Running more than one" config is a valid one.
+func TestReadmeClusterConfigParses(t *testing.T) {
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(raw)
+	i := strings.Index(section, "## Running more than one")
+	if i < 0 {
+		t.Fatal("README has no section Running more than one")
+	}
+	section = section[i:]
+	start := strings.Index(section, "```toml\n")
+	end := strings.Index(section[start+8:], "```")
+	if start < 0 || end < 0 {
+		t.Fatal("no TOML block in the section")
+	}
+	c, err := Parse([]byte(section[start+8:start+8+end]), "README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Store.Backend != BackendEtcd || len(c.Store.Etcd.Endpoints) != 3 || c.Store.Etcd.PasswordEnv == "" {
+		t.Fatalf("parsed %+v", c.Store)
 	}
 }
