@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"time"
 
+	"github.com/approvebot/approvebot/api"
 	"github.com/approvebot/approvebot/config"
 	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/core/gate"
@@ -29,7 +29,9 @@ type backend interface {
 	ListAllowlist(ctx context.Context) ([]approval.AllowlistItem, error)
 	RevokeAllowlist(ctx context.Context, sel approval.AllowlistSelector, audit approval.AuditEntry) ([]approval.AllowlistItem, error)
 	Prune(ctx context.Context, before time.Time, maxEntries int) (audit, requests int, err error)
-	Backup(ctx context.Context, w writer, size func(int64)) (int64, error)
+	// backup is what GET /v1/backup streams (nil: the backend is backed up by its own
+	// tools, as etcd with etcdctl snapshot save).
+	backup() api.Backuper
 	Ping() error
 	LastAlive() time.Time
 	Close() error
@@ -37,8 +39,6 @@ type backend interface {
 	health() storeHealth
 	commits() (writes, commits uint64, seconds float64)
 }
-
-type writer = io.Writer
 
 // storeHealth is what every backend reports of its health.
 type storeHealth struct {
@@ -114,9 +114,7 @@ func (b boltBackend) commits() (uint64, uint64, float64) {
 	return cs.Writes, cs.Commits, cs.Time.Seconds()
 }
 
-func (b boltBackend) Backup(ctx context.Context, w writer, size func(int64)) (int64, error) {
-	return b.Store.Backup(ctx, w, size)
-}
+func (b boltBackend) backup() api.Backuper { return b.Store }
 
 type etcdBackend struct{ *etcd.Store }
 
@@ -130,9 +128,7 @@ func (b etcdBackend) commits() (uint64, uint64, float64) {
 	return cs.Writes, cs.Commits, cs.Time.Seconds()
 }
 
-func (b etcdBackend) Backup(ctx context.Context, w writer, size func(int64)) (int64, error) {
-	return b.Store.Backup(ctx, w, size)
-}
+func (b etcdBackend) backup() api.Backuper { return nil }
 
 // lead runs fn for role: on a cluster only while this replica leads it, else at once.
 func lead(ctx context.Context, st backend, role string, fn func(ctx context.Context)) {

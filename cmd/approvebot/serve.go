@@ -127,7 +127,7 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	srvAPI, err := api.New(api.Options{
 		Gate: g, Audit: st, Allowlist: allowlistAdapter{st}, Tokens: tokens, MaxBody: cfg.Server.MaxBody,
 		MaxWait: cfg.Server.MaxWait.Duration, RateLimit: cfg.Server.RateLimit, RateBurst: cfg.Server.RateBurst,
-		Metrics: m, Logger: log, Extra: handlers, Backup: st,
+		Metrics: m, Logger: log, Extra: handlers, Backup: st.backup(),
 		Health: func(ctx context.Context) (api.StoreHealth, map[string]gate.Health) {
 			h := st.health()
 			sh := api.StoreHealth{Readable: true, Writable: h.Writable, Error: h.Error}

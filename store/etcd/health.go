@@ -3,7 +3,6 @@ package etcd
 import (
 	"context"
 	"errors"
-	"io"
 	"sync"
 	"time"
 
@@ -100,19 +99,3 @@ func (s *Store) probe() {
 // LastAlive is zero: a request's wait on etcd is measured by the wall clocks of the
 // replicas (keep them synchronised), not by one process's checkpoint.
 func (s *Store) LastAlive() time.Time { return time.Time{} }
-
-// Backup streams a snapshot of the etcd member this replica is connected to: the whole
-// etcd keyspace (every prefix), as `etcdctl snapshot save` writes it, restored with
-// `etcdctl snapshot restore`. It needs a user allowed the maintenance API.
-func (s *Store) Backup(ctx context.Context, w io.Writer, size func(int64)) (int64, error) {
-	rc, err := s.cli.Snapshot(ctx)
-	if err != nil {
-		return 0, unavailable("taking a snapshot", err)
-	}
-	defer rc.Close()
-	n, err := io.Copy(w, rc)
-	if err != nil {
-		return n, unavailable("streaming the snapshot", err)
-	}
-	return n, nil
-}
