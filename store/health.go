@@ -211,20 +211,23 @@ func (s *Store) LastAlive() time.Time { return s.lastAlive }
 // checkpoint writes the clock checkpoint. It is also the periodic write probe: its outcome
 // is the store's health while nothing else writes.
 func (s *Store) checkpoint(ctx context.Context) error {
-	now := s.now()
-	s.ckMu.Lock()
-	at := now
-	if !s.ckWall.IsZero() {
-		// A wall-clock step backwards while running does not move the checkpoint back.
-		if adv := s.ckWall.Add(time.Since(s.ckMono)); adv.After(at) {
-			at = adv
+	return s.write(ctx, false, func(tx *bolt.Tx) error {
+		// The clock is read on the writer, like every other time the store writes.
+		now := s.now()
+		s.ckMu.Lock()
+		at := now
+		if !s.ckWall.IsZero() {
+			// A wall-clock step backwards while running does not move the checkpoint back.
+			if adv := s.ckWall.Add(time.Since(s.ckMono)); adv.After(at) {
+				at = adv
+			}
 		}
-	}
-	s.ckWall, s.ckMono = at, time.Now()
-	s.ckMu.Unlock()
-	var v [8]byte
-	binary.BigEndian.PutUint64(v[:], uint64(at.UnixNano()))
-	return s.write(ctx, false, func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyAlive, v[:]) })
+		s.ckWall, s.ckMono = at, time.Now()
+		s.ckMu.Unlock()
+		var v [8]byte
+		binary.BigEndian.PutUint64(v[:], uint64(at.UnixNano()))
+		return tx.Bucket(bucketMeta).Put(keyAlive, v[:])
+	})
 }
 
 func readAlive(tx *bolt.Tx) time.Time {

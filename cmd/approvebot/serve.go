@@ -119,6 +119,11 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	}
 	expired, rearmed, err := g.Recover(ctx)
 	if err != nil {
+		if errors.Is(err, store.ErrDamaged) {
+			// Damage deeper in the file than start-up reads, met by the first walk of the
+			// pending requests: the same refusal, and the same advice, as damage found at open.
+			return &store.DamagedFileError{Path: cfg.Server.Data, Detail: "recovering pending requests: " + err.Error()}
+		}
 		return fmt.Errorf("recovering pending requests: %w", err)
 	}
 	if expired+rearmed > 0 {
