@@ -37,6 +37,7 @@ type Config struct {
 	Channels Channels      `toml:"channels"`
 	Routes   []Route       `toml:"routes"`
 	Log      Log           `toml:"log"`
+	Store    Store         `toml:"store"`
 }
 
 // Server is [server]. Each default and limit is the named constant below, in the order of
@@ -182,6 +183,8 @@ func empty() Config {
 			MaxWait: Duration{Duration: DefaultMaxWait},
 		},
 		Log: Log{Level: DefaultLevel, Format: DefaultFormat},
+		Store: Store{Backend: DefaultBackend, Etcd: StoreEtcd{Prefix: DefaultPrefix,
+			DialTimeout: Duration{Duration: DefaultDialTimeout}, LeaseTTL: Duration{Duration: DefaultLeaseTTL}}},
 	}
 }
 
@@ -269,6 +272,9 @@ func (c *Config) defaults() {
 
 // Validate checks every value; errors name the key.
 func (c *Config) Validate() error {
+	if err := c.Store.Validate(); err != nil {
+		return err
+	}
 	s := c.Server
 	if _, _, err := net.SplitHostPort(s.Listen); err != nil {
 		return fmt.Errorf("server.listen: %q is not host:port: %v", s.Listen, err)

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -14,17 +13,9 @@ import (
 	"github.com/approvebot/approvebot/core/policy"
 )
 
-// AllowlistItem is a persisted "allow always" entry with its provenance. An entry is
-// identified by its pattern, its agent ("" for every agent) and its args glob ("" for any
-// arguments): the same pattern may be persisted for several agents.
-type AllowlistItem struct {
-	Pattern   string    `json:"pattern"`
-	Agent     string    `json:"agent,omitempty"`
-	Args      string    `json:"args,omitempty"`
-	AddedBy   string    `json:"added_by"`
-	RequestID string    `json:"request_id"`
-	AddedAt   time.Time `json:"added_at"`
-}
+// AllowlistItem is a persisted "allow always" entry with its provenance (the type every
+// store shares).
+type AllowlistItem = approval.AllowlistItem
 
 // allowlistKey is the length-prefixed pattern and agent, then the args glob.
 func allowlistKey(pattern, agent, args string) []byte {
@@ -90,7 +81,7 @@ func (s *Store) reloadAllowlist() error {
 // arguments is left out until the policy can match arguments: dropping the restriction
 // would make it wider than what the human allowed.
 func policyEntry(r AllowlistItem) (policy.AllowlistEntry, bool) {
-	if r.Args != "" {
+	if !r.Unrestricted() {
 		return policy.AllowlistEntry{}, false
 	}
 	return policy.AllowlistEntry{Pattern: r.Pattern, Agent: r.Agent}, true
@@ -122,17 +113,8 @@ func (s *Store) ListAllowlist(_ context.Context) ([]AllowlistItem, error) {
 	return out, err
 }
 
-// AllowlistSelector picks persisted entries of one pattern: a nil Agent or Args matches
-// every value, a set one only that value ("" being every agent, or any arguments).
-type AllowlistSelector struct {
-	Pattern string
-	Agent   *string
-	Args    *string
-}
-
-func (sel AllowlistSelector) matches(r AllowlistItem) bool {
-	return r.Pattern == sel.Pattern && (sel.Agent == nil || *sel.Agent == r.Agent) && (sel.Args == nil || *sel.Args == r.Args)
-}
+// AllowlistSelector picks persisted entries of one pattern (the type every store shares).
+type AllowlistSelector = approval.AllowlistSelector
 
 // RevokeAllowlist removes the persisted entries the selector picks and returns them (none:
 // nothing matched). One audit entry per removed entry names its pattern, agent and args.
@@ -151,7 +133,7 @@ func (s *Store) RevokeAllowlist(ctx context.Context, sel AllowlistSelector, audi
 				damaged = append(damaged, damagedAllowlistEntry(k, v, err))
 				continue
 			}
-			if sel.matches(r) {
+			if sel.Matches(r) {
 				keys = append(keys, append([]byte(nil), k...))
 				revoked = append(revoked, r)
 			}
@@ -178,17 +160,7 @@ func (s *Store) RevokeAllowlist(ctx context.Context, sel AllowlistSelector, audi
 	return revoked, err
 }
 
-func revokeReason(r AllowlistItem) string {
-	who := "every agent"
-	if r.Agent != "" {
-		who = "agent " + r.Agent
-	}
-	args := ""
-	if r.Args != "" {
-		args = " args " + r.Args
-	}
-	return "revoked " + r.Pattern + args + " for " + who
-}
+func revokeReason(r AllowlistItem) string { return r.RevokeReason() }
 
 func damagedAllowlistEntry(k, v []byte, err error) *RecordError {
 	return &RecordError{Bucket: string(bucketAllowlist), Key: string(k), Raw: append([]byte(nil), v...), Err: err}

@@ -16,20 +16,9 @@ import (
 
 // Read-only listings of session memory for the operator panel.
 
-// LedgerItem is one live session grant or one ledgered denial, with what the decision's
-// audit entry says about it while that entry is still in the trail (retention may have
-// pruned it; then only the key fields and the time are known).
-type LedgerItem struct {
-	Agent       string    `json:"agent,omitempty"`
-	Session     string    `json:"session"`
-	Fingerprint string    `json:"fingerprint"`
-	At          time.Time `json:"at"`
-	RequestID   string    `json:"request_id,omitempty"`
-	Tool        string    `json:"tool,omitempty"`
-	Summary     string    `json:"summary,omitempty"`
-	DecidedBy   string    `json:"decided_by,omitempty"`
-	Reason      string    `json:"reason,omitempty"`
-}
+// LedgerItem is one live session grant or one ledgered denial (the type every store
+// shares).
+type LedgerItem = ledger.Item
 
 // Grants lists the live session grants, newest first, at most limit of them (limit <= 0:
 // all), and how many there are in all.

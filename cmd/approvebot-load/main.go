@@ -90,6 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		logLevel   = fs.String("log-level", "info", "the started server's log level")
 		serverProc = fs.Int("server-gomaxprocs", 0, "the started server's GOMAXPROCS (0: all CPUs)")
 		jsonOut    = fs.Bool("json", false, "print the report as JSON")
+		extraCfg   = fs.String("config-extra", "", "TOML file appended to the started server's config (e.g. [store] backend = \"etcd\")")
 		scaleFlag  = fs.String("scale", "", "instead: fill the database to each of these sizes in turn (e.g. 50000,300000,1000000) and measure start-up, RSS, point reads and audit queries at each")
 		queries    = fs.Int("queries", 50, "with -scale: how many times each query runs per size")
 		starts     = fs.Int("starts", 3, "with -scale: server starts per size (the start-up figure is their median)")
@@ -187,6 +188,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		sc := serverConfig{agents: *tokens, maxPending: max(50000, *hold+*agents+1000), approvalTimeout: 10 * time.Minute,
 			logLevel: *logLevel, gomaxprocs: *serverProc, serverTOML: serverTOML.String()}
+		if *extraCfg != "" {
+			raw, err := os.ReadFile(*extraCfg)
+			if err != nil {
+				return fmt.Errorf("-config-extra: %w", err)
+			}
+			sc.extra = string(raw)
+		}
 		if t, err = startServer(ctx, *bin, work, sc); err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/approvebot/approvebot/api"
 	"github.com/approvebot/approvebot/config"
+	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/core/gate"
 	"github.com/approvebot/approvebot/core/policy"
 	"github.com/approvebot/approvebot/internal/sysclock"
@@ -82,8 +83,7 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(cfg.Server.Data, store.Options{Logger: log, Now: clocks.Now,
-		Retention: store.Retention{MaxEntries: cfg.Server.AuditMaxEntries, Age: cfg.Server.AuditRetention.Duration}})
+	st, err := openBackend(ctx, cfg, log, clocks.Now)
 	if err != nil {
 		return err
 	}
@@ -96,12 +96,11 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	if err != nil {
 		return err
 	}
-	m := metrics.New(func() map[string]gate.Health { return channelHealth(chans) }, func() (uint64, uint64, float64) {
-		cs := st.CommitStats()
-		return cs.Writes, cs.Commits, cs.Time.Seconds()
-	})
+	roles := &leading{}
+	health := func() map[string]gate.Health { return channelHealth(chans, st, roles) }
+	m := metrics.New(health, st.commits)
 	m.Store(func() metrics.StoreHealth {
-		h := st.Health()
+		h := st.health()
 		return metrics.StoreHealth{Writable: h.Writable, WriteErrors: h.WriteErrors, Damaged: h.Damaged}
 	})
 	routes := make([]gate.Route, 0, len(cfg.Routes))
@@ -133,9 +132,9 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	srvAPI, err := api.New(api.Options{
 		Gate: g, Audit: st, Allowlist: allowlistAdapter{st}, Tokens: tokens, MaxBody: cfg.Server.MaxBody,
 		MaxWait: cfg.Server.MaxWait.Duration, RateLimit: cfg.Server.RateLimit, RateBurst: cfg.Server.RateBurst,
-		Metrics: m, Logger: log, Extra: handlers, Backup: st,
+		Metrics: m, Logger: log, Extra: handlers, Backup: st.backup(),
 		Health: func(ctx context.Context) (api.StoreHealth, map[string]gate.Health) {
-			h := st.Health()
+			h := st.health()
 			sh := api.StoreHealth{Readable: true, Writable: h.Writable, Error: h.Error}
 			if err := st.Ping(); err != nil {
 				sh.Readable = false
@@ -145,7 +144,7 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 					sh.Error += "; reading fails too: " + err.Error()
 				}
 			}
-			return sh, channelHealth(chans)
+			return sh, health()
 		},
 	})
 	if err != nil {
@@ -180,21 +179,36 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 		if !ok {
 			continue
 		}
-		runners.Add(1)
-		go func() {
-			defer runners.Done()
-			if err := r.Run(runCtx, counting{Gate: g, Counter: m}); err != nil && !errors.Is(err, context.Canceled) {
+		run := func(ctx context.Context) {
+			if err := r.Run(ctx, counting{Gate: g, Counter: m}); err != nil && !errors.Is(err, context.Canceled) {
 				log.Error("channel stopped", "channel", c.Name(), "err", err)
 			}
-		}()
-	}
-	if cfg.Server.AuditRetention.Duration > 0 || cfg.Server.AuditMaxEntries > 0 {
+		}
 		runners.Add(1)
 		go func() {
 			defer runners.Done()
-			retain(runCtx, st, cfg.Server.AuditRetention.Duration, cfg.Server.AuditMaxEntries, log)
+			if receivesByHTTP(c) {
+				// Webhooks reach whichever replica the load balancer picks: every one
+				// runs the channel (a redelivered event is handled once, see Claim).
+				run(runCtx)
+				return
+			}
+			// On a cluster only one replica polls or holds the platform's connection.
+			role := roleChannelPrefix + c.Name()
+			lead(runCtx, st, role, func(ctx context.Context) {
+				roles.set(role, true)
+				defer roles.set(role, false)
+				run(ctx)
+			})
 		}()
 	}
+	runners.Add(1)
+	go func() {
+		defer runners.Done()
+		lead(runCtx, st, roleMaintenance, func(ctx context.Context) {
+			maintain(ctx, st, g, cfg.Server.AuditRetention.Duration, cfg.Server.AuditMaxEntries, log)
+		})
+	}()
 	log.Info("approvebot listening", "addr", ln.Addr().String(), "db", cfg.Server.Data, "channels", len(chans))
 	if ready != nil {
 		ready <- ln.Addr().String()
@@ -228,14 +242,34 @@ func serve(ctx context.Context, cfg *config.Config, stdout, stderr io.Writer, re
 	return nil
 }
 
-// retainEvery is how often retention runs on its own. Every commit applies it to what
-// the commit adds (store.Options.Retention); these runs remove a backlog (a bound just
-// lowered, a file from before) and age out entries while no commit comes.
+// maintain is the maintenance leader's work: retention and, on a cluster, the delivery
+// of requests whose replica died.
+func maintain(ctx context.Context, st backend, g *gate.Gate, age time.Duration, maxEntries int, log *slog.Logger) {
+	var wg sync.WaitGroup
+	if c, ok := st.(cluster); ok {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Adopt(ctx, g.Adopt); err != nil && ctx.Err() == nil {
+				log.Error("adopting the requests of gone replicas failed", "err", err)
+			}
+		}()
+	}
+	if age > 0 || maxEntries > 0 {
+		retain(ctx, st, age, maxEntries, log)
+	}
+	wg.Wait()
+}
+
+// retainEvery is how often retention runs on its own. On bbolt every commit applies it to
+// what the commit adds (store.Options.Retention); these runs remove a backlog (a bound just
+// lowered, a file from before) and age out entries while no commit comes. On etcd they
+// are the retention, on the maintenance leader.
 const retainEvery = 10 * time.Second
 
 // retain prunes the audit trail and the decided requests of the entries it removes, at
 // start and every retainEvery.
-func retain(ctx context.Context, st *store.Store, age time.Duration, maxEntries int, log *slog.Logger) {
+func retain(ctx context.Context, st backend, age time.Duration, maxEntries int, log *slog.Logger) {
 	t := time.NewTicker(retainEvery)
 	defer t.Stop()
 	for {
@@ -257,15 +291,47 @@ func retain(ctx context.Context, st *store.Store, age time.Duration, maxEntries 
 	}
 }
 
-func channelHealth(chans []gate.Channel) map[string]gate.Health {
+// receivesByHTTP reports whether a channel takes its events on an HTTP endpoint (webhook
+// mode) rather than by polling or holding a connection.
+func receivesByHTTP(c gate.Channel) bool {
+	h, ok := c.(interface {
+		HTTPHandler() (string, http.Handler)
+	})
+	if !ok {
+		return false
+	}
+	path, _ := h.HTTPHandler()
+	return path != ""
+}
+
+// channelHealth is each channel's health. On a cluster, a replica that does not lead a
+// polling channel says so: it posts and edits cards, another replica reads the presses.
+func channelHealth(chans []gate.Channel, st backend, roles *leading) map[string]gate.Health {
+	_, shared := st.(cluster)
 	out := make(map[string]gate.Health, len(chans))
 	for _, c := range chans {
-		out[c.Name()] = c.Health()
+		h := c.Health()
+		if shared && !receivesByHTTP(c) && !roles.get(roleChannelPrefix+c.Name()) {
+			h.Detail = "standby: another replica reads this channel's updates"
+			h.OK = h.OK || h.LastError == ""
+		}
+		out[c.Name()] = h
 	}
 	return out
 }
 
-type allowlistAdapter struct{ st *store.Store }
+// leading remembers the roles this replica leads now.
+type leading struct{ m sync.Map }
+
+func (l *leading) set(role string, on bool) { l.m.Store(role, on) }
+
+func (l *leading) get(role string) bool {
+	v, _ := l.m.Load(role)
+	on, _ := v.(bool)
+	return on
+}
+
+type allowlistAdapter struct{ st backend }
 
 func (a allowlistAdapter) ListAllowlistJSON(ctx context.Context) (any, error) {
 	items, err := a.st.ListAllowlist(ctx)
@@ -276,7 +342,7 @@ func (a allowlistAdapter) ListAllowlistJSON(ctx context.Context) (any, error) {
 }
 
 func (a allowlistAdapter) RevokeAllowlist(ctx context.Context, sel api.AllowlistSelector, e approvalAuditEntry) (any, int, error) {
-	revoked, err := a.st.RevokeAllowlist(ctx, store.AllowlistSelector(sel), e)
+	revoked, err := a.st.RevokeAllowlist(ctx, approval.AllowlistSelector(sel), e)
 	if revoked == nil {
 		revoked = []store.AllowlistItem{}
 	}

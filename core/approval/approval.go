@@ -141,6 +141,49 @@ type WaitClock struct {
 	Uptime time.Duration `json:"uptime,omitempty"`
 }
 
+// AllowlistItem is a persisted "allow always" entry with its provenance, as every store
+// keeps it. An entry is identified by its pattern, its agent ("" for every agent) and its
+// args glob ("" for any arguments): the same pattern may be persisted for several agents.
+type AllowlistItem struct {
+	Pattern   string    `json:"pattern"`
+	Agent     string    `json:"agent,omitempty"`
+	Args      string    `json:"args,omitempty"`
+	AddedBy   string    `json:"added_by"`
+	RequestID string    `json:"request_id"`
+	AddedAt   time.Time `json:"added_at"`
+}
+
+// Unrestricted reports whether the entry applies to any arguments: one restricted to
+// some arguments is left out of the policy until the policy can match arguments
+// (dropping the restriction would make it wider than what the human allowed).
+func (r AllowlistItem) Unrestricted() bool { return r.Args == "" }
+
+// RevokeReason is the audit reason of the entry's revocation.
+func (r AllowlistItem) RevokeReason() string {
+	who := "every agent"
+	if r.Agent != "" {
+		who = "agent " + r.Agent
+	}
+	args := ""
+	if r.Args != "" {
+		args = " args " + r.Args
+	}
+	return "revoked " + r.Pattern + args + " for " + who
+}
+
+// AllowlistSelector picks persisted entries of one pattern: a nil Agent or Args matches
+// every value, a set one only that value ("" being every agent, or any arguments).
+type AllowlistSelector struct {
+	Pattern string
+	Agent   *string
+	Args    *string
+}
+
+// Matches reports whether the selector picks r.
+func (sel AllowlistSelector) Matches(r AllowlistItem) bool {
+	return r.Pattern == sel.Pattern && (sel.Agent == nil || *sel.Agent == r.Agent) && (sel.Args == nil || *sel.Args == r.Args)
+}
+
 // Target is one chat of one channel a card is sent to.
 type Target struct {
 	Channel string `json:"channel"`

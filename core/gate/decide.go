@@ -218,6 +218,10 @@ func (g *Gate) resolve(ctx context.Context, id string, res approval.Resolution) 
 			g.finish(rec, true)
 			return rec, ErrExpired
 		}
+		if g.shared() != nil {
+			// Decided on another replica: its change may not have reached this one yet.
+			g.release(rec)
+		}
 		return rec, &AlreadyDecidedError{Request: rec}
 	}
 	g.finish(rec, true)

@@ -13,7 +13,14 @@ import (
 // What is left of each window is measured so that a wall clock stepped backwards while
 // approvebot was down cannot stretch it (see remaining); such a request's deadline is
 // rewritten in the current clock's terms.
+//
+// On a Shared store Recover starts the mirror of the cluster's pending requests instead
+// (see Shared): nothing is timed out or delivered at start, every replica's timers do
+// the first and the creator or the maintenance leader the second.
 func (g *Gate) Recover(ctx context.Context) (expired, rearmed int, err error) {
+	if sh := g.shared(); sh != nil {
+		return g.recoverShared(ctx, sh)
+	}
 	pending, err := g.store.Pending(ctx)
 	if err != nil {
 		return 0, 0, err

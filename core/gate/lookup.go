@@ -36,6 +36,9 @@ func (g *Gate) Wait(ctx context.Context, id string, d time.Duration) (approval.R
 	if !ValidID(id) {
 		return approval.Request{}, approval.ErrNotFound
 	}
+	if d > 0 {
+		g.follow(ctx, id)
+	}
 	g.mu.Lock()
 	w := g.live[id]
 	g.mu.Unlock()
@@ -64,6 +67,7 @@ type watch struct {
 // it did (false: fn was called or is being called). It costs no goroutine, so an agent's
 // long-poll can wait on it without holding one.
 func (g *Gate) Watch(id string, fn func(approval.Request)) (stop func() bool, ok bool) {
+	g.follow(g.bg, id)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	w := g.live[id]
@@ -132,7 +136,7 @@ func (g *Gate) ByCard(channel, chat, message string) (approval.Request, bool) {
 	for {
 		g.mu.Lock()
 		rec, ok := g.cardLocked(ref)
-		inFlight := g.posting[target] > 0
+		inFlight := g.posting[target] > 0 || (g.shared() != nil && g.awaitingCardLocked(channel, chat))
 		posted := g.posted
 		g.mu.Unlock()
 		if ok {
@@ -165,6 +169,27 @@ func (g *Gate) cardLocked(ref approval.CardRef) (approval.Request, bool) {
 		return approval.Request{}, false
 	}
 	return w.rec, true
+}
+
+// awaitingCardLocked reports whether a live request routed to (channel, chat) has no card
+// there yet: on a shared store its post may be in flight on another replica. g.mu is held.
+func (g *Gate) awaitingCardLocked(channel, chat string) bool {
+	for _, w := range g.live {
+		if !w.stored || w.resolved || !routedTo(w.rec.Routes, channel, chat) {
+			continue
+		}
+		carded := false
+		for _, c := range w.rec.Cards {
+			if c.Channel == channel && c.Chat == chat {
+				carded = true
+				break
+			}
+		}
+		if !carded {
+			return true
+		}
+	}
+	return false
 }
 
 // Audit appends an entry to the trail, logging a failure.
