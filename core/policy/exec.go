@@ -42,16 +42,16 @@ type ExecJudge struct {
 	pcache        *persistedCache
 	safe          map[string]bool
 	// safeSpecs are the enabled safe bins that have a safe-bin profile, with it.
-	safeSpecs map[string]*toolSpec
-	trusted       map[string]bool
-	skills        map[string]bool
-	autoSkills    bool
-	rules         []execRule
-	res           *shell.Resolver
-	home          string
-	windows       bool
-	sensitive     *Sensitive
-	sensitiveSet  bool
+	safeSpecs    map[string]*toolSpec
+	trusted      map[string]bool
+	skills       map[string]bool
+	autoSkills   bool
+	rules        []execRule
+	res          *shell.Resolver
+	home         string
+	windows      bool
+	sensitive    *Sensitive
+	sensitiveSet bool
 }
 
 // JudgeOption configures an ExecJudge.
