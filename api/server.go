@@ -89,8 +89,10 @@ type Options struct {
 	Audit     AuditSource
 	Allowlist AllowlistStore
 	Tokens    []Token
-	MaxBody   int64
-	MaxWait   time.Duration
+	// MaxBody caps request bodies, in bytes (DefaultMaxBody); MaxWait caps the wait one
+	// call may ask for (DefaultMaxWait).
+	MaxBody int64
+	MaxWait time.Duration
 	// RateLimit (per second) and RateBurst apply per token; RateLimit 0 disables limiting.
 	RateLimit float64
 	RateBurst int
@@ -103,6 +105,13 @@ type Options struct {
 	// Extra mounts more handlers (channel webhooks), path → handler. They do their own auth.
 	Extra map[string]http.Handler
 }
+
+// Defaults of Options, one place for each: New takes them for a field left zero, and
+// config's [server] max_body and max_wait defaults are these constants.
+const (
+	DefaultMaxBody = 1 << 20
+	DefaultMaxWait = 10 * time.Minute
+)
 
 // Server serves the API.
 type Server struct {
@@ -135,10 +144,10 @@ func New(opts Options) (*Server, error) {
 		return nil, errors.New("api: gate is required")
 	}
 	if opts.MaxBody <= 0 {
-		opts.MaxBody = 1 << 20
+		opts.MaxBody = DefaultMaxBody
 	}
 	if opts.MaxWait <= 0 {
-		opts.MaxWait = 10 * time.Minute
+		opts.MaxWait = DefaultMaxWait
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

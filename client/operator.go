@@ -71,6 +71,7 @@ type AuditEntry struct {
 	Summary     string    `json:"summary,omitempty"`
 	Fingerprint string    `json:"fingerprint,omitempty"`
 	Rule        string    `json:"rule,omitempty"`
+	AskReason   string    `json:"ask_reason,omitempty"`
 	Channel     string    `json:"channel,omitempty"`
 	Actor       string    `json:"actor,omitempty"`
 }

@@ -18,9 +18,11 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/approvebot/approvebot/api"
 	"github.com/approvebot/approvebot/channels/discord"
 	"github.com/approvebot/approvebot/channels/slack"
 	"github.com/approvebot/approvebot/channels/telegram"
+	"github.com/approvebot/approvebot/core/gate"
 	"github.com/approvebot/approvebot/core/policy"
 )
 
@@ -85,25 +87,26 @@ type Server struct {
 	AuditMaxEntries int `toml:"audit_max_entries"`
 }
 
-// Defaults and limits of [server], in the order of the fields.
+// Defaults and limits of [server], in the order of the fields. Those the gate and the API
+// also fall back to when given zero are theirs, named here, so each lives in one place.
 const (
 	DefaultListen               = "127.0.0.1:8470"
 	DefaultData                 = "approvebot.db"
-	DefaultApprovalTimeout      = 120 * time.Second
+	DefaultApprovalTimeout      = gate.DefaultApprovalTimeout
 	MinApprovalTimeout          = time.Second
-	DefaultMaxBody              = 1 << 20
+	DefaultMaxBody              = api.DefaultMaxBody
 	MinMaxBody                  = 1024
-	DefaultDeliveryTimeout      = 30 * time.Second
+	DefaultDeliveryTimeout      = gate.DefaultDeliveryTimeout
 	TokensFileSuffix            = ".tokens"
 	DefaultRateLimit            = 2000
 	DefaultRateBurst            = 4000
 	MinRateBurst                = 1
-	DefaultMaxPending           = 50000
+	DefaultMaxPending           = gate.DefaultMaxPendingTotal
 	MinMaxPending               = 1
-	DefaultMaxPendingPerSession = 200
+	DefaultMaxPendingPerSession = gate.DefaultMaxPendingPerSession
 	MinMaxPendingPerSession     = 1
 	DefaultShutdownTimeout      = 10 * time.Second
-	DefaultMaxWait              = 10 * time.Minute
+	DefaultMaxWait              = api.DefaultMaxWait
 )
 
 // Agent is one [[agents]] token.
@@ -246,9 +249,9 @@ func describe(name string, err error) error {
 func (c *Config) defaults() {
 	if c.Server.TokensFile == "" {
 		c.Server.TokensFile = c.Server.Data + TokensFileSuffix
-		if c.Server.MaxPendingPerAgent == 0 {
-			c.Server.MaxPendingPerAgent = max(c.Server.MaxPending/2, 1)
-		}
+	}
+	if c.Server.MaxPendingPerAgent == 0 {
+		c.Server.MaxPendingPerAgent = gate.DefaultMaxPendingPerAgent(c.Server.MaxPending)
 	}
 	for i := range c.Agents {
 		if c.Agents[i].Role == "" {

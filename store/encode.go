@@ -29,6 +29,7 @@ func appendAuditEntry(dst []byte, e *approval.AuditEntry) []byte {
 	o.StrOmit("summary", e.Summary)
 	o.StrOmit("fingerprint", e.Fingerprint)
 	o.StrOmit("rule", e.Rule)
+	o.StrOmit("ask_reason", e.AskReason)
 	o.StrOmit("channel", e.Channel)
 	o.StrOmit("actor", e.Actor)
 	return o.End()
@@ -58,6 +59,7 @@ func appendRequest(dst []byte, r *approval.Request) []byte {
 	o.StrOmit("agent", r.Agent)
 	o.StrOmit("cwd", r.Cwd)
 	o.StrOmit("agent_reason", r.AgentReason)
+	o.StrOmit("ask_reason", r.AskReason)
 	o.StrOmit("details", r.Details)
 	if len(r.AlwaysPatterns) > 0 {
 		o.Key("always_patterns")

@@ -99,7 +99,7 @@ func maxPerAgent(cfg *config.Config) int {
 	if cfg.Server.MaxPendingPerAgent > 0 {
 		return cfg.Server.MaxPendingPerAgent
 	}
-	return max(cfg.Server.MaxPending/2, 1)
+	return gate.DefaultMaxPendingPerAgent(cfg.Server.MaxPending)
 }
 
 type boltBackend struct{ *store.Store }

@@ -110,6 +110,10 @@ type Request struct {
 	Agent         string `json:"agent,omitempty"`
 	Cwd           string `json:"cwd,omitempty"`
 	AgentReason   string `json:"agent_reason,omitempty"`
+	// AskReason is why the policy asks a human (the sensitive path it touches, the write
+	// outside the project, the hidden command, …), masked and hardened like the summary; ""
+	// when the policy did not ask. Rule names the rule that asked.
+	AskReason string `json:"ask_reason,omitempty"`
 	// Details is the full redacted action (flattened, not cut), shown on demand.
 	Details string `json:"details,omitempty"`
 	// AlwaysPatterns are the allowlist patterns an "allow always" would persist.
@@ -208,8 +212,10 @@ type AuditEntry struct {
 	Summary     string    `json:"summary,omitempty"`
 	Fingerprint string    `json:"fingerprint,omitempty"`
 	Rule        string    `json:"rule,omitempty"`
-	Channel     string    `json:"channel,omitempty"`
-	Actor       string    `json:"actor,omitempty"`
+	// AskReason is why the policy asked a human, on the entry of a request it asked about.
+	AskReason string `json:"ask_reason,omitempty"`
+	Channel   string `json:"channel,omitempty"`
+	Actor     string `json:"actor,omitempty"`
 }
 
 // Audit event names.

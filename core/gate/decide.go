@@ -112,7 +112,7 @@ func (g *Gate) auditOf(r *approval.Request, event string) approval.AuditEntry {
 	return approval.AuditEntry{
 		Time: g.now().UTC(), Event: event, RequestID: r.ID, Session: r.Session, Agent: r.Agent, Tool: r.Tool,
 		State: r.State, Outcome: r.Outcome, Source: r.Source, DecidedBy: r.DecidedBy, Reason: r.Reason,
-		Summary: r.Summary, Fingerprint: r.Fingerprint, Rule: r.Rule,
+		Summary: r.Summary, Fingerprint: r.Fingerprint, Rule: r.Rule, AskReason: r.AskReason,
 	}
 }
 

@@ -80,13 +80,17 @@ type Route struct {
 	Chats []string
 }
 
-// Options configures the gate.
+// Options configures the gate. A field left zero takes its default below.
 type Options struct {
+	// ApprovalTimeout is how long a request waits for a human (DefaultApprovalTimeout).
 	ApprovalTimeout time.Duration
-	// DeliveryTimeout bounds how long posting a card may take before the request falls back.
+	// DeliveryTimeout bounds how long posting a card may take before the request falls back
+	// (DefaultDeliveryTimeout).
 	DeliveryTimeout time.Duration
-	// EditTimeout bounds editing a resolved card.
-	EditTimeout          time.Duration
+	// EditTimeout bounds editing a resolved card (DefaultEditTimeout).
+	EditTimeout time.Duration
+	// MaxPendingTotal and MaxPendingPerSession cap the requests waiting for a human, in all
+	// and per agent's session (DefaultMaxPendingTotal, DefaultMaxPendingPerSession).
 	MaxPendingTotal      int
 	MaxPendingPerSession int
 	// MaxPendingPerAgent caps one agent token's waiting requests, so that one agent cannot
@@ -106,6 +110,21 @@ type Options struct {
 	// then, so a pending request's wait is counted from no earlier (zero: unknown).
 	LastAlive time.Time
 }
+
+// Defaults of Options, one place for each: New takes them for a field left zero, and
+// config's [server] defaults (approval_timeout, delivery_timeout, max_pending,
+// max_pending_per_session) are these constants.
+const (
+	DefaultApprovalTimeout      = 120 * time.Second
+	DefaultDeliveryTimeout      = 30 * time.Second
+	DefaultEditTimeout          = 60 * time.Second
+	DefaultMaxPendingTotal      = 50000
+	DefaultMaxPendingPerSession = 200
+)
+
+// DefaultMaxPendingPerAgent is the per-agent cap when none is given (config's
+// max_pending_per_agent left out or 0): half of the total cap, at least one.
+func DefaultMaxPendingPerAgent(total int) int { return max(total/2, 1) }
 
 // Ask is one request from an agent, already decoded.
 type Ask struct {
@@ -180,22 +199,22 @@ type waiter struct {
 // New builds a gate. Channels are the configured chat platforms; routes may be empty.
 func New(opts Options, store Store, engine *policy.Engine, channels []Channel, routes []Route) (*Gate, error) {
 	if opts.ApprovalTimeout <= 0 {
-		opts.ApprovalTimeout = 120 * time.Second
+		opts.ApprovalTimeout = DefaultApprovalTimeout
 	}
 	if opts.DeliveryTimeout <= 0 {
-		opts.DeliveryTimeout = 30 * time.Second
+		opts.DeliveryTimeout = DefaultDeliveryTimeout
 	}
 	if opts.EditTimeout <= 0 {
-		opts.EditTimeout = 60 * time.Second
+		opts.EditTimeout = DefaultEditTimeout
 	}
 	if opts.MaxPendingTotal <= 0 {
-		opts.MaxPendingTotal = 50000
+		opts.MaxPendingTotal = DefaultMaxPendingTotal
 	}
 	if opts.MaxPendingPerSession <= 0 {
-		opts.MaxPendingPerSession = 200
+		opts.MaxPendingPerSession = DefaultMaxPendingPerSession
 	}
 	if opts.MaxPendingPerAgent <= 0 {
-		opts.MaxPendingPerAgent = max(opts.MaxPendingTotal/2, 1)
+		opts.MaxPendingPerAgent = DefaultMaxPendingPerAgent(opts.MaxPendingTotal)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -267,7 +286,19 @@ const (
 	maxSessionLen = 256
 	maxCwdLen     = 4096
 	maxReasonLen  = 2000
+	// maxAskReasonLen bounds the policy's reason kept on a request: it quotes paths of the
+	// command, which may be long.
+	maxAskReasonLen = 1000
 )
+
+// AskReason is what a request records of why the policy asks a human: the evaluation's
+// reason, masked and hardened like the summary, or "" when the verdict is not ask.
+func AskReason(ev policy.Evaluation) string {
+	if ev.Verdict != policy.Ask {
+		return ""
+	}
+	return render.Redact(ev.Reason, maxAskReasonLen)
+}
 
 func invisibleInName(r rune) bool {
 	return unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError
@@ -353,6 +384,7 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	}
 	rec.Summary, rec.Truncated, rec.Details = render.Summarize(a.Tool, a.Args, cmd, isShell)
 	rec.Rule = ev.Rule
+	rec.AskReason = AskReason(ev)
 	if ev.Shell != nil {
 		rec.AlwaysPatterns = ev.Shell.AlwaysPatterns
 	}
@@ -417,7 +449,8 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	g.mu.Unlock()
 	g.arm(w, rec.ExpiresAt.Sub(g.now()))
 	g.metrics.Pending(1)
-	g.log.Info("request pending", "request_id", rec.ID, "session", rec.Session, "tool", rec.Tool, "summary", rec.Summary)
+	g.log.Info("request pending", "request_id", rec.ID, "session", rec.Session, "tool", rec.Tool, "summary", rec.Summary,
+		"rule", rec.Rule, "ask_reason", rec.AskReason)
 	if len(rec.Routes) > 0 {
 		g.deliver(rec, w.fallback)
 	}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/approvebot/approvebot/core/approval"
@@ -178,7 +179,25 @@ func (e *Engine) GlobalTier() Tier { return e.globalTier }
 func (e *Engine) Evaluate(in Input) Evaluation {
 	ev := e.evaluate(in)
 	ev.Explicit = explicitAllow(&ev)
+	if ev.Verdict == Ask && ev.Reason == "" {
+		ev.Reason = e.askReason(in, ev.Rule)
+	}
 	return ev
+}
+
+// askReason says why a human is asked when only the lattice asks (a tool permission, the
+// tier or the default), for the card's "why" line: every ask names its reason.
+func (e *Engine) askReason(in Input, rule string) string {
+	if p, ok := strings.CutPrefix(rule, "tool_permissions."); ok {
+		return "the tool permission " + strconv.Quote(p) + " asks a human for this tool"
+	}
+	if TierVerdict(in.Tier, in.Tool, in.Args, in.Facts) != Ask {
+		return `the policy's default is "ask"`
+	}
+	if Irreversible(in.Tool, in.Args, in.Facts) {
+		return "the " + in.Tier.String() + " tier asks a human before an irreversible tool (a delete, purge or vault tool, a destructive hint, a file move or delete)"
+	}
+	return "the " + in.Tier.String() + " tier asks a human for every tool not declared read-only or idempotent"
 }
 
 // explicitAllow says whether an evaluation's allow is explicit (see Evaluation.Explicit).

@@ -141,11 +141,12 @@ func testCreateGetAndPending(t *testing.T, b Backend) {
 	ctx := context.Background()
 	p, d := pending(ID(1), "s", "fp"), decided(ID(2), "s")
 	p.Cwd, p.AgentReason, p.Routes = "/srv", "deploy", []approval.Target{{Channel: "telegram", Chat: "1"}}
-	must(t, s.Create(ctx, p, approval.AuditEntry{Event: approval.EventRequest, RequestID: p.ID}))
+	p.AskReason = "touches the sensitive path /home/u/.ssh/id_rsa (~/.ssh)"
+	must(t, s.Create(ctx, p, approval.AuditEntry{Event: approval.EventRequest, RequestID: p.ID, AskReason: p.AskReason}))
 	must(t, s.Create(ctx, d, approval.AuditEntry{Event: approval.EventDecision, RequestID: d.ID, Outcome: d.Outcome}))
 	got, err := s.Get(ctx, p.ID)
 	must(t, err)
-	if got.State != approval.StatePending || got.Cwd != "/srv" || got.AgentReason != "deploy" || len(got.Routes) != 1 ||
+	if got.State != approval.StatePending || got.Cwd != "/srv" || got.AgentReason != "deploy" || got.AskReason != p.AskReason || len(got.Routes) != 1 ||
 		!got.CreatedAt.Equal(p.CreatedAt) || !got.ExpiresAt.Equal(p.ExpiresAt) {
 		t.Fatalf("pending request read back as %+v", got)
 	}
@@ -156,8 +157,13 @@ func testCreateGetAndPending(t *testing.T, b Backend) {
 	}
 	list, err := s.Pending(ctx)
 	must(t, err)
-	if len(list) != 1 || list[0].ID != p.ID {
+	if len(list) != 1 || list[0].ID != p.ID || list[0].AskReason != p.AskReason {
 		t.Fatalf("pending list %+v, want only %s", list, p.ID)
+	}
+	entries, err := entriesOf(s.Audit(ctx, approval.AuditQuery{RequestID: p.ID}))
+	must(t, err)
+	if len(entries) != 1 || entries[0].AskReason != p.AskReason {
+		t.Fatalf("the request's audit entry %+v lost its ask reason", entries)
 	}
 	for _, id := range []string{ID(3), "not-an-id", ""} {
 		if _, err := s.Get(ctx, id); !errors.Is(err, approval.ErrNotFound) {
