@@ -167,18 +167,21 @@ func TierVerdict(tier Tier, tool string, args map[string]any, facts approval.Fac
 
 // Irreversible reports the auto tier's tail: a destructive hint, a tool whose name has an
 // irreversible word in any case style (delete_repository, deleteRepository, github__delete_repo,
-// rm-file, PurgeCache, truncate_table, VaultRead, team_disband: see irreversibleWords), and
-// file_ops deleting or moving (its operation read the same way, "operation" or "op").
+// rm-file, PurgeCache, truncate_table, VaultRead, team_disband, deleterepository: see
+// irreversibleName), and file_ops deleting or moving or doing what cannot be read (its
+// operation read the same way, "operation" or "op").
 func Irreversible(tool string, args map[string]any, facts approval.Facts) bool {
 	if facts.Destructive {
 		return true
 	}
 	words := ToolWords(tool)
-	if anyWord(words, irreversibleWords) {
+	if irreversibleName(words) {
 		return true
 	}
 	if isFileOps(words) {
-		return fileOpOf(args) >= fileOpMove
+		// An operation that cannot be read could be a delete.
+		op := fileOpOf(args)
+		return op >= fileOpMove || op == fileOpUnknown
 	}
 	return false
 }
