@@ -70,7 +70,9 @@ var sensitiveCarriers = []struct {
 }{
 	{"Read", func(p string) map[string]any { return map[string]any{"file_path": p} }},
 	{"Write", func(p string) map[string]any { return map[string]any{"file_path": p, "content": "x"} }},
-	{"Edit", func(p string) map[string]any { return map[string]any{"file_path": p, "old_string": "a", "new_string": "b"} }},
+	{"Edit", func(p string) map[string]any {
+		return map[string]any{"file_path": p, "old_string": "a", "new_string": "b"}
+	}},
 	{"MultiEdit", func(p string) map[string]any {
 		return map[string]any{"file_path": p, "edits": []any{map[string]any{"old_string": "a", "new_string": "b"}}}
 	}},
@@ -89,7 +91,9 @@ var sensitiveCarriers = []struct {
 	{"mcp__filesystem__search_files", func(p string) map[string]any { return map[string]any{"path": p, "pattern": "*"} }},
 	{"read_file", func(p string) map[string]any { return map[string]any{"absolute_path": p} }},
 	{"write_file", func(p string) map[string]any { return map[string]any{"file_path": p, "content": "x"} }},
-	{"replace", func(p string) map[string]any { return map[string]any{"file_path": p, "old_string": "a", "new_string": "b"} }},
+	{"replace", func(p string) map[string]any {
+		return map[string]any{"file_path": p, "old_string": "a", "new_string": "b"}
+	}},
 	{"read_many_files", func(p string) map[string]any { return map[string]any{"include": []any{p}} }},
 	{"edit_file", func(p string) map[string]any { return map[string]any{"target_file": p, "code_edit": "x"} }},
 	{"str_replace_based_edit_tool", func(p string) map[string]any { return map[string]any{"command": "view", "path": p} }},
