@@ -220,6 +220,9 @@ func TestRedteamHooksNeverAllowWithoutAnExplicitAllow(t *testing.T) {
 				if srv.wantDeny && deferred {
 					t.Fatalf("no decision where a refusal was due: %q (stderr %s)", out, p.stderr.String())
 				}
+				if srv.tierOnly && !deferred {
+					t.Fatalf("an allow only by the tier is no decision, got %q", out)
+				}
 			})
 		}
 	}
