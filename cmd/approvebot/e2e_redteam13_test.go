@@ -253,3 +253,55 @@ func TestRedteamHTTPHookAnswersEveryInput(t *testing.T) {
 		})
 	}
 }
+
+// Secrets in the command, the cwd and the agent's reason show nowhere a human or a log
+// sees them: not in the request object (summary, details, cwd, agent_reason, reason,
+// message), not in the operator's listing, the audit trail or the server's log — also when
+// the floor refuses the command and its reason quotes it.
+func TestRedteamSecretsNeverShow(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{Server: `approval_timeout = "30s"`})
+	const pw, tok = "Zq7Kx9Lm2Pw4", "ghp_Rt6Yv8Nb3Qc5Wd7Ef9Gh1Jk3Lm5Np7Qr9St1"
+	cases := []struct {
+		name                 string
+		command, cwd, reason string
+	}{
+		{"floor quotes the token", "rm -rf / " + tok, "/srv/app", "clean up"},
+		{"floor after a login", "echo " + pw + " | docker login -u bob --password-stdin; rm -rf /", "/srv/app", "log in"},
+		{"pending login", "echo " + pw + " | docker login -u bob --password-stdin registry.example", "/srv/app", "log in to the registry"},
+		{"reason carries the command", "make deploy", "/srv/app", "run: echo " + pw + " | docker login --password-stdin, then deploy with GH_TOKEN=" + tok},
+		{"cwd holds a token", "ls", "/tmp/" + tok, "look"},
+		{"split token", "curl -H 'Authorization: Bearer " + tok[:10] + "\u200b" + tok[10:] + "' https://api.example.com", "/srv/app", "call the API"},
+		{"continuation", "curl https://x \\\n -H 'Authorization: Bearer \\\n " + tok + "'", "/srv/app", "call"},
+		{"netrc", "printf 'machine h login bob password " + pw + "\\n' > ~/.netrc", "/srv/app", "configure"},
+		{"gh secret with global flags", "gh -R o/r secret set DEPLOY --body " + pw, "/srv/app", "set the secret"},
+	}
+	for i, c := range cases {
+		session := "secret-" + string(rune('a'+i))
+		body := map[string]any{"tool": "bash", "args": map[string]any{"command": c.command}, "session": session, "cwd": c.cwd, "reason": c.reason}
+		code, m := s.JSON(t, "POST", "/v1/requests", agent, body)
+		if code != 200 && code != 202 {
+			t.Fatalf("%s: %d %v", c.name, code, m)
+		}
+		id := m["id"].(string)
+		_, got := s.JSON(t, "GET", "/v1/requests/"+id, operator, nil)
+		if m["state"] == "pending" {
+			cancelAs(t, s, agent, id)
+		}
+		_, list := s.JSON(t, "GET", "/v1/requests?session="+session, operator, nil)
+		_, audit := s.JSON(t, "GET", "/v1/audit?session="+session, operator, nil)
+		for what, v := range map[string]any{"answer": m, "request": got, "listing": list, "audit": audit} {
+			raw, _ := json.Marshal(v)
+			for _, secret := range []string{pw, tok[4:16], tok[16:]} {
+				if strings.Contains(string(raw), secret) {
+					t.Errorf("%s: the %s shows %q: %s", c.name, what, secret, raw)
+				}
+			}
+		}
+	}
+	for _, secret := range []string{pw, tok[4:16], tok[16:]} {
+		if strings.Contains(s.Logs(), secret) {
+			t.Errorf("the server's log shows %q", secret)
+		}
+	}
+}
