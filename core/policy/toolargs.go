@@ -364,12 +364,27 @@ func (e *Engine) judgeToolArgs(in Input, explicit bool, ev *Evaluation) {
 	executor := isExecutor(words)
 	lines, opaque := commandLines(in.Args, words, executor)
 	cwd := toolCwd(in.Args, in.Cwd)
+	var concern *Concern
 	for _, line := range lines {
 		j := e.commands.Judge(CommandInput{Command: line, Cwd: cwd, Agent: in.Agent})
 		if j.Source == approval.SourceFloor || executor && j.Source == approval.SourceRule && j.Verdict == Deny {
 			ev.Verdict, ev.Source, ev.Rule, ev.Reason = Deny, j.Source, j.Rule, j.Reason
 			return
 		}
+		for i := range j.Concerns {
+			if c := j.Concerns[i]; concern == nil && (c.Kind == ConcernSensitive || c.Kind == ConcernEnv) {
+				concern = &c
+			}
+		}
+	}
+	// What a command the tool carries reads or writes of the sensitive paths or the
+	// environment's secrets, no tool permission or tier allows.
+	if concern != nil {
+		ev.Verdict = Tighter(ev.Verdict, Ask)
+		if ev.Verdict == Ask {
+			ev.Source, ev.Rule, ev.Reason = approval.SourcePolicy, RuleToolSensitive, "a command it carries "+concern.Reason
+		}
+		return
 	}
 	if p, glob, ok := e.sensitiveArg(in, words); ok {
 		ev.Verdict = Tighter(ev.Verdict, Ask)

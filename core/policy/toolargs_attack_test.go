@@ -417,3 +417,27 @@ func TestAttackShellToolArgv(t *testing.T) {
 		t.Errorf("an argv with a number: %v", ev.Verdict)
 	}
 }
+
+// What an executor's command reads of the sensitive paths or the environment's secrets is
+// never allowed, not even by a tool permission for the executor.
+func TestAttackExecutorCommandsTouchingSecrets(t *testing.T) {
+	for name, e := range attackEngines(t) {
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"mcp__x__run", map[string]any{"command": "cat ~/.ssh/id_rsa"}},
+			{"mcp__x__run", map[string]any{"command": []any{"cat", "/root/.aws/credentials"}}},
+			{"runPython", map[string]any{"code": "print(open('/root/.ssh/id_rsa').read())"}},
+			{"mcp__x__exec", map[string]any{"cmd": "printenv"}},
+			{"mcp__x__exec", map[string]any{"cmd": "echo $GITHUB_TOKEN"}},
+			{"mcp__x__tool", map[string]any{"command": "tar czf /tmp/k.tgz ~/.ssh"}},
+		} {
+			for _, tier := range allTiers {
+				if ev := e.Evaluate(Input{Tool: c.tool, Args: c.args, Cwd: "/repo", Tier: tier}); ev.Verdict == Allow {
+					t.Errorf("%s tier %s: %s %v allowed (%s)", name, tier, c.tool, c.args, ev.Rule)
+				}
+			}
+		}
+	}
+}
