@@ -169,6 +169,7 @@ func TestRedteamHooksNeverAllowWithoutAnExplicitAllow(t *testing.T) {
 		t.Cleanup(s.Close)
 		return s.URL
 	}
+	stop := make(chan struct{}) // ends the slow server's answers before it closes
 	obj := func(extra string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -198,16 +199,20 @@ func TestRedteamHooksNeverAllowWithoutAnExplicitAllow(t *testing.T) {
 			w.WriteHeader(429)
 		}), false, true, nil},
 		{"slow", mk(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != "POST" {
+				http.NotFound(w, r) // the hook's cancel after its deadline
+				return
+			}
 			select {
 			case <-r.Context().Done():
-			case <-time.After(30 * time.Second):
+			case <-stop:
 			}
-		}), false, true, []string{"-timeout", "1s"}},
+		}), false, true, []string{"-timeout", "400ms"}},
 	}
+	t.Cleanup(func() { close(stop) }) // runs before the servers' Close
 	for _, srv := range servers {
 		for _, c := range rtAgentCalls {
 			t.Run(srv.name+"/"+c.agent+"/"+c.event, func(t *testing.T) {
-				t.Parallel()
 				p := agStart(t, agEnv(srv.url, agent), c.input, append([]string{"hook", c.agent}, srv.extraArgs...)...)
 				out, code := p.wait(t)
 				if code != 0 && code != 2 {
