@@ -35,6 +35,7 @@ type Config struct {
 	Channels Channels      `toml:"channels"`
 	Routes   []Route       `toml:"routes"`
 	Log      Log           `toml:"log"`
+	Store    Store         `toml:"store"`
 }
 
 // Server is [server]. Each default and limit is the named constant below, in the order of
@@ -66,6 +67,10 @@ type Server struct {
 	// MaxPendingPerSession caps the requests of one session waiting for a human (default
 	// 200, at least 1).
 	MaxPendingPerSession int `toml:"max_pending_per_session"`
+	// MaxPendingPerAgent caps one agent token's requests waiting for a human, so that one
+	// agent cannot take every slot from the others (default: half of max_pending, when
+	// left out or 0).
+	MaxPendingPerAgent int `toml:"max_pending_per_agent"`
 	// ShutdownTimeout is how long a graceful shutdown waits for in-flight work (default 10s).
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
 	// MaxWait caps the wait an agent may ask for in one call (default 10m).
@@ -175,6 +180,8 @@ func empty() Config {
 			MaxWait: Duration{Duration: DefaultMaxWait},
 		},
 		Log: Log{Level: DefaultLevel, Format: DefaultFormat},
+		Store: Store{Backend: DefaultBackend, Etcd: StoreEtcd{Prefix: DefaultPrefix,
+			DialTimeout: Duration{Duration: DefaultDialTimeout}, LeaseTTL: Duration{Duration: DefaultLeaseTTL}}},
 	}
 }
 
@@ -239,6 +246,9 @@ func describe(name string, err error) error {
 func (c *Config) defaults() {
 	if c.Server.TokensFile == "" {
 		c.Server.TokensFile = c.Server.Data + TokensFileSuffix
+		if c.Server.MaxPendingPerAgent == 0 {
+			c.Server.MaxPendingPerAgent = max(c.Server.MaxPending/2, 1)
+		}
 	}
 	for i := range c.Agents {
 		if c.Agents[i].Role == "" {
@@ -259,6 +269,9 @@ func (c *Config) defaults() {
 
 // Validate checks every value; errors name the key.
 func (c *Config) Validate() error {
+	if err := c.Store.Validate(); err != nil {
+		return err
+	}
 	s := c.Server
 	if _, _, err := net.SplitHostPort(s.Listen); err != nil {
 		return fmt.Errorf("server.listen: %q is not host:port: %v", s.Listen, err)
@@ -297,6 +310,9 @@ func (c *Config) Validate() error {
 	}
 	if s.AuditMaxEntries < 0 {
 		return fmt.Errorf("server.audit_max_entries: must not be negative (0: no cap), got %d", s.AuditMaxEntries)
+	}
+	if s.MaxPendingPerAgent < 0 {
+		return fmt.Errorf("server.max_pending_per_agent: must not be negative (0: half of max_pending), got %d", s.MaxPendingPerAgent)
 	}
 	names := map[string]bool{}
 	envs := map[string]bool{}

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"strconv"
+
 	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/internal/jsonw"
 )
@@ -98,5 +100,20 @@ func appendRequest(dst []byte, r *approval.Request) []byte {
 		o.B = append(o.B, ']')
 	}
 	o.BoolOmit("show_allow_always", r.ShowAllowAlways)
+	if w := r.Wait; w != nil {
+		o.Key("wait")
+		e := jsonw.Start(o.B, true)
+		e.Key("window")
+		e.B = strconv.AppendInt(e.B, int64(w.Window), 10)
+		e.Key("waited")
+		e.B = strconv.AppendInt(e.B, int64(w.Waited), 10)
+		e.Time("at", w.At)
+		e.StrOmit("boot", w.Boot)
+		if w.Uptime != 0 {
+			e.Key("uptime")
+			e.B = strconv.AppendInt(e.B, int64(w.Uptime), 10)
+		}
+		o.B = e.End()
+	}
 	return o.End()
 }

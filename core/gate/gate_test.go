@@ -208,7 +208,7 @@ func TestTimeoutEditsCardsAndIsRefusal(t *testing.T) {
 }
 
 func TestPendingCaps(t *testing.T) {
-	e := newEnv(t, policy.Config{}, gate.Options{OperatorOnly: true, MaxPendingPerSession: 2, MaxPendingTotal: 3})
+	e := newEnv(t, policy.Config{}, gate.Options{OperatorOnly: true, MaxPendingPerSession: 2, MaxPendingTotal: 3, MaxPendingPerAgent: 3})
 	ctx := context.Background()
 	for i := 0; i < 2; i++ {
 		if _, err := e.g.Submit(ctx, askBash(fmt.Sprint("cmd", i), "s1"), gate.Caller{Name: "a"}); err != nil {
