@@ -441,3 +441,44 @@ func TestAttackExecutorCommandsTouchingSecrets(t *testing.T) {
 		}
 	}
 }
+
+// A recursive reader without a directory searches the one it runs in.
+func TestAttackSearchWithoutAPath(t *testing.T) {
+	e := attackEngines(t)["allow-everything"]
+	for _, c := range []struct {
+		cwd  string
+		args map[string]any
+		want Verdict
+	}{
+		{"/root", map[string]any{"pattern": "BEGIN OPENSSH"}, Ask},
+		{"/home/alice", map[string]any{"pattern": "x", "path": ""}, Ask},
+		{"/home/alice/.aws", map[string]any{"pattern": "x", "glob": "*"}, Ask},
+		{"/home/alice/project", map[string]any{"pattern": "x"}, Allow},
+	} {
+		if ev := e.Evaluate(Input{Tool: "Grep", Args: c.args, Cwd: c.cwd, Tier: TierAuto}); ev.Verdict != c.want {
+			t.Errorf("Grep %v in %s: %v (%s), want %v", c.args, c.cwd, ev.Verdict, ev.Reason, c.want)
+		}
+	}
+}
+
+// A tool permission that asks or denies holds for the tool's name in any case; an allow
+// only for the name as written.
+func TestAttackToolPermissionSpelling(t *testing.T) {
+	p, err := NewPermissions(map[string]string{"Write": "deny", "mcp__github__*": "allow", "mcp__github__delete_*": "ask", "read_file": "allow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tool, want := range map[string]Verdict{
+		"Write": Deny, "write": Deny, "WRITE": Deny, "mcp__github__delete_repository": Ask, "MCP__GITHUB__DELETE_REPOSITORY": Ask,
+		"mcp__GitHub__Delete_Repo": Ask, "mcp__github__list_issues": Allow, "read_file": Allow,
+	} {
+		if v, _, ok := p.Lookup(tool); !ok || v != want {
+			t.Errorf("%s: %v %v, want %v", tool, v, ok, want)
+		}
+	}
+	for _, tool := range []string{"READ_FILE", "Read_File", "MCP__GITHUB__LIST_ISSUES"} {
+		if v, _, ok := p.Lookup(tool); ok && v == Allow {
+			t.Errorf("%s: allowed by an entry written in another case", tool)
+		}
+	}
+}

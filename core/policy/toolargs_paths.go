@@ -144,7 +144,26 @@ func (e *Engine) sensitiveArg(in Input, toolWords []string) (p, glob string, ok 
 	if walk(in.Args, false, false, 0) {
 		return p, glob, true
 	}
+	// A recursive reader given no directory reads the one it runs in (Grep without a path).
+	if tree && path.IsAbs(in.Cwd) && !hasPathArg(in.Args) {
+		if g, ok := s.MatchTree(in.Cwd, in.Cwd, ""); ok {
+			return in.Cwd + " (the working directory it searches)", g, true
+		}
+	}
 	return "", "", false
+}
+
+// hasPathArg reports a top-level argument named like a path.
+func hasPathArg(args map[string]any) bool {
+	for k, v := range args {
+		if s, ok := v.(string); ok && s == "" {
+			continue
+		}
+		if anyWord(ToolWords(k), pathArgWords) {
+			return true
+		}
+	}
+	return false
 }
 
 // printablePath shortens a value for a reason.
