@@ -283,14 +283,14 @@ var (
 	}
 	weakExecutorWords = map[string]bool{
 		"run": true, "command": true, "commands": true, "process": true, "python": true, "code": true,
-		"script": true, "kernel": true, "perl": true, "ruby": true, "php": true, "node": false,
+		"script": true, "kernel": true, "perl": true, "ruby": true, "php": true,
 	}
 	benignVerbs = map[string]bool{
 		"search": true, "find": true, "list": true, "get": true, "read": true, "view": true, "show": true,
 		"format": true, "formatter": true, "explain": true, "review": true, "lint": true, "analyze": true,
 		"analyse": true, "describe": true, "scan": true, "scanning": true, "highlight": true, "count": true,
 		"index": true, "complete": true, "completion": true, "suggest": true, "lookup": true, "status": true,
-		"info": true, "docs": true, "help": true, "palette": false,
+		"info": true, "docs": true, "help": true,
 	}
 )
 
