@@ -133,3 +133,49 @@ func TestAttackSecretLookalikesStayReadable(t *testing.T) {
 		})
 	}
 }
+
+// Secrets in a tool call's arguments: under secret names, as name/value pairs, and as the
+// value of a tool that sets secrets; what only resembles them stays readable.
+func TestAttackSecretsInToolArguments(t *testing.T) {
+	const pw = "S3cr3tpw99"
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"mcp__vault__write_secret", map[string]any{"path": "secret/db", "value": pw}},
+		{"mcp__x__set_secret", map[string]any{"name": "DB_PASSWORD", "value": pw}},
+		{"mcp__aws__put_secret_value", map[string]any{"SecretId": "x", "SecretString": pw}},
+		{"mcp__github__create_or_update_secret", map[string]any{"secret_name": "X", "encrypted_value": pw}},
+		{"mcp__x__login", map[string]any{"username": "bob", "password": pw}},
+		{"mcp__x__auth", map[string]any{"token": pw}},
+		{"mcp__x__call", map[string]any{"headers": map[string]any{"Authorization": "Bearer " + pw + "abcdefgh"}}},
+		{"mcp__x__call", map[string]any{"headers": []any{map[string]any{"name": "X-Api-Key", "value": pw}}}},
+		{"mcp__x__deploy", map[string]any{"env": []any{map[string]any{"key": "GITHUB_TOKEN", "val": pw}}}},
+		{"mcp__x__env", map[string]any{"env": map[string]any{"GITHUB_TOKEN": pw}}},
+		{"mcp__x__kv", map[string]any{"key": "db_password", "val": pw}},
+		{"Write", map[string]any{"file_path": "/repo/.env", "content": "DB_PASSWORD=" + pw}},
+		{"Write", map[string]any{"file_path": "/repo/netrc", "content": "machine h login bob password " + pw}},
+	} {
+		s, _, d := Summarize(c.tool, c.args, "", false)
+		for _, out := range []string{s, d} {
+			if strings.Contains(out, pw) {
+				t.Errorf("%s %v shows the secret: %q", c.tool, c.args, out)
+			}
+		}
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"mcp__x__set_label", map[string]any{"name": "build", "value": "green"}, "name=build value=green"},
+		{"mcp__x__prefs", map[string]any{"key": "theme", "val": "dark"}, "key=theme val=dark"},
+		{"mcp__github__list_secrets", map[string]any{"owner": "o", "repo": "r"}, "owner=o repo=r"},
+		{"mcp__x__set_secret", map[string]any{"name": "DEPLOY_KEY", "visibility": "private"}, "name=DEPLOY_KEY visibility=private"},
+		{"mcp__x__tokenize", map[string]any{"text": "hello world"}, `text="hello world"`},
+	} {
+		if s, _, _ := Summarize(c.tool, c.args, "", false); s != c.want {
+			t.Errorf("%s %v: %q, want %q", c.tool, c.args, s, c.want)
+		}
+	}
+}
