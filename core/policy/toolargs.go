@@ -35,6 +35,14 @@ const (
 // dеlete with a Cyrillic е), and invisible characters are dropped (del\u200bete), so a name
 // that looks like a word is that word.
 func ToolWords(name string) []string {
+	if isASCII(name) {
+		return asciiWords(name)
+	}
+	return runeWords(name)
+}
+
+// runeWords is ToolWords for any name.
+func runeWords(name string) []string {
 	var words []string
 	var cur []rune
 	flush := func() {
@@ -59,6 +67,50 @@ func ToolWords(name string) []string {
 		cur = append(cur, r)
 	}
 	flush()
+	return words
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiWords is ToolWords for an ASCII name, on bytes: the same splits, no allocation
+// beyond the words.
+func asciiWords(name string) []string {
+	isUpper := func(c byte) bool { return 'A' <= c && c <= 'Z' }
+	isLower := func(c byte) bool { return 'a' <= c && c <= 'z' }
+	isDigit := func(c byte) bool { return '0' <= c && c <= '9' }
+	words := make([]string, 0, 4)
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			words = append(words, strings.ToLower(name[start:end]))
+		}
+		start = -1
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !isUpper(c) && !isLower(c) && !isDigit(c) {
+			flush(i)
+			continue
+		}
+		if isUpper(c) && start >= 0 {
+			prev := name[i-1]
+			nextLower := i+1 < len(name) && isLower(name[i+1])
+			if isLower(prev) || isDigit(prev) || isUpper(prev) && nextLower {
+				flush(i)
+			}
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	flush(len(name))
 	return words
 }
 

@@ -482,3 +482,24 @@ func TestAttackToolPermissionSpelling(t *testing.T) {
 		}
 	}
 }
+
+// The ASCII fast path of ToolWords splits exactly as the general one.
+func TestToolWordsASCIIFastPath(t *testing.T) {
+	const alphabet = "aZ09_-.:/ Ab"
+	names := []string{"deleteRepository", "HTTPDelete", "getHTTPResponse", "s3Delete", "mcp__github__delete_repo", "RUN_CODE", "", "A", "aB", "ABc", "a1B2c3", "__x__"}
+	seed := uint32(1)
+	for range 3000 {
+		n := int(seed % 12)
+		b := make([]byte, n)
+		for i := range b {
+			seed = seed*1664525 + 1013904223
+			b[i] = alphabet[seed>>16%uint32(len(alphabet))]
+		}
+		names = append(names, string(b))
+	}
+	for _, name := range names {
+		if got, want := asciiWords(name), runeWords(name); strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Fatalf("%q: %q, want %q", name, got, want)
+		}
+	}
+}
