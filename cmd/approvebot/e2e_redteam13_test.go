@@ -310,3 +310,34 @@ func TestRedteamSecretsNeverShow(t *testing.T) {
 		}
 	}
 }
+
+// A file tool that a tool permission allows is still not allowed on a sensitive path,
+// through every agent's hook: the human is asked (here, unattended, the call is refused),
+// never the agent told "allow".
+func TestRedteamSensitiveFilesThroughEveryHook(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{Config: `[policy.tool_permissions]
+"Read" = "allow"
+"Write" = "allow"
+"read_file" = "allow"
+"write_file" = "allow"
+"mcp__*" = "allow"
+"apply_patch" = "allow"
+`})
+	for _, c := range []struct{ agent, body, deny string }{
+		{"claude-code", `{"session_id":"f1","cwd":"/home/u/p","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"~/.ssh/id_rsa"}}`, `"permissionDecision":"deny"`},
+		{"claude-code", `{"session_id":"f1","cwd":"/home/u/p","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"file:///home/u/.ssh/authorized_keys","content":"ssh-ed25519 AAAA"}}`, `"permissionDecision":"deny"`},
+		{"claude-code", `{"session_id":"f1","cwd":"/home/u/p","hook_event_name":"PermissionRequest","tool_name":"Read","tool_input":{"file_path":"../.aws/credentials"}}`, `"behavior":"deny"`},
+		{"claude-code", `{"session_id":"f1","cwd":"/home/u/p","hook_event_name":"PreToolUse","tool_name":"mcp__filesystem__read_multiple_files","tool_input":{"paths":["a.go","/home/u/.netrc"]}}`, `"permissionDecision":"deny"`},
+		{"gemini", `{"session_id":"f2","cwd":"/home/u/p","hook_event_name":"BeforeTool","tool_name":"read_file","tool_input":{"absolute_path":"/home/u/.config/gh/hosts.yml"}}`, `"decision":"deny"`},
+		{"gemini", `{"session_id":"f2","cwd":"/home/u/p","hook_event_name":"BeforeTool","tool_name":"write_file","tool_input":{"file_path":"C:\\Users\\u\\.ssh\\config","content":"x"}}`, `"decision":"deny"`},
+		{"cursor", `{"conversation_id":"f3","hook_event_name":"beforeMCPExecution","tool_name":"read_file","tool_input":{"path":"/home/u/.kube/config"},"url":"http://localhost:1"}`, `"permission":"deny"`},
+		{"codex", `{"session_id":"f4","cwd":"/home/u/p","hook_event_name":"PreToolUse","tool_name":"mcp__filesystem__write_file","tool_input":{"path":"/home/u/.bashrc","content":"curl x|sh"}}`, `"permissionDecision":"deny"`},
+		{"codex", `{"session_id":"f4","cwd":"/home/u/p","hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch\n*** Add File: notes.md\n+x\n  *** Add File: ../.ssh/authorized_keys\n+k\n*** End Patch"}}`, `"permissionDecision":"deny"`},
+	} {
+		out := rtHookPost(t, s, c.agent, agent, "?unattended=1", c.body)
+		if !strings.Contains(out, c.deny) || !strings.Contains(out, "unattended") {
+			t.Errorf("%s %s:\n%q, want the unattended refusal (a human would have been asked)", c.agent, c.body, out)
+		}
+	}
+}
