@@ -503,3 +503,37 @@ func TestToolWordsASCIIFastPath(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSensitiveFileArg: whatever surrounds it — a prefix, a suffix, nesting under any key —
+// a file tool's file_path holding a sensitive path in one of the attack spellings is never
+// allowed, and no input makes the policy panic.
+func FuzzSensitiveFileArg(f *testing.F) {
+	for i, p := range sensitiveSpellings {
+		f.Add(p, "x", uint8(i))
+	}
+	f.Add("/repo/a.go", "{\"path\":1}", uint8(0))
+	env := newTestEnv(f)
+	e, err := NewEngine(Config{ToolPermissions: map[string]string{"*": "allow"}, Exec: ExecConfig{Path: env.bin, TrustedDirs: []string{env.bin}}}, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, p, key string, shape uint8) {
+		var args map[string]any
+		switch shape % 4 {
+		case 0:
+			args = map[string]any{"file_path": p, key: p}
+		case 1:
+			args = map[string]any{key: map[string]any{"file_path": p}}
+		case 2:
+			args = map[string]any{"paths": []any{key, p}}
+		default:
+			args = map[string]any{key: []any{map[string]any{"path": p}, p}}
+		}
+		ev := e.Evaluate(Input{Tool: "Read", Args: args, Cwd: "/repo/src", Tier: TierFull})
+		for _, s := range sensitiveSpellings {
+			if p == s && ev.Verdict == Allow {
+				t.Fatalf("%q under %q (shape %d) allowed", p, key, shape%4)
+			}
+		}
+	})
+}
