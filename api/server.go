@@ -153,11 +153,19 @@ func New(opts Options) (*Server, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{opts: opts, gate: opts.Gate, log: opts.Logger, mux: http.NewServeMux()}
+	owner := map[[sha256.Size]byte]string{}
 	for _, t := range opts.Tokens {
 		if len(t.Value) < 16 {
 			return nil, fmt.Errorf("token of %q is shorter than 16 characters", t.Name)
 		}
-		s.tokens = append(s.tokens, hashedToken{name: t.Name, role: t.Role, sum: sha256.Sum256([]byte(t.Value))})
+		sum := sha256.Sum256([]byte(t.Value))
+		// One token for two names would make them one caller: the sessions, grants and
+		// pauses of both, and the operator's rights if either is an operator.
+		if other, dup := owner[sum]; dup {
+			return nil, fmt.Errorf("%q and %q have the same token: each name needs its own", other, t.Name)
+		}
+		owner[sum] = t.Name
+		s.tokens = append(s.tokens, hashedToken{name: t.Name, role: t.Role, sum: sum})
 	}
 	s.route("POST /v1/requests", RoleAgent, s.createRequest)
 	s.route("GET /v1/requests/{id}", RoleAgent, s.getRequest)

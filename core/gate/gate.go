@@ -378,6 +378,9 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 		return approval.Request{}, err
 	}
 	ev := g.engine.Evaluate(policy.Input{Tool: a.Tool, Args: a.Args, Cwd: a.Cwd, Agent: caller.Name, Facts: a.Facts, Tier: scope.tier})
+	// The policy's reason may quote the command (the floor does): stored, audited and shown,
+	// it is masked like the summary.
+	ev.Reason = render.Mask(ev.Reason)
 	cmd, isShell := g.engine.Command(a.Tool, a.Args)
 	if isShell && ev.Shell != nil && ev.Shell.Normalized != "" && ev.Shell.AnalysisOK {
 		cmd = ev.Shell.Normalized
