@@ -28,7 +28,9 @@ const (
 
 // Labels of the request's context on every card.
 const (
-	LabelCwd         = "Directory"
+	LabelCwd = "Directory"
+	// CwdNotGiven is the Directory line of a request that names no working directory.
+	CwdNotGiven      = "(not given: relative paths are unknown)"
 	LabelAgentReason = "Agent's reason (its own words, unverified)"
 	// LabelAskReason and LabelAskedReason head the policy's reason for asking on pending
 	// and resolved cards.
@@ -240,9 +242,12 @@ func metaFields(c Card) []field {
 	// The directory and the agent's stated reason are lines of their own, never part of
 	// the action: a human must see where "rm -rf ./build" runs, and that the reason is only
 	// what the agent claims.
-	if c.Cwd != "" {
-		f = append(f, field{LabelCwd, c.Cwd})
+	// A request without a cwd says so: a relative path in it could be anywhere.
+	cwd := c.Cwd
+	if cwd == "" {
+		cwd = CwdNotGiven
 	}
+	f = append(f, field{LabelCwd, cwd})
 	if c.AgentReason != "" {
 		f = append(f, field{LabelAgentReason, c.AgentReason})
 	}
