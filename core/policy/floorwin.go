@@ -16,7 +16,7 @@ func windowsFloor(s *shell.Segment, raw bool) (FloorHit, bool) {
 	}
 	name := s.Base()
 	switch name {
-	case "format", "format-volume", "clear-disk", "remove-partition", "initialize-disk", "rd", "rmdir", "del", "erase",
+	case "format", "format-volume", "clear-disk", "remove-partition", "rd", "rmdir", "del", "erase",
 		"remove-item", "ri", "rm", "reg", "vssadmin", "wmic", "wbadmin", "diskpart":
 	default:
 		return FloorHit{}, false
@@ -40,12 +40,6 @@ func windowsFloor(s *shell.Segment, raw bool) (FloorHit, bool) {
 		}
 	case "format-volume", "clear-disk", "remove-partition":
 		return hit(FloorWinFormat, name, s)
-	case "initialize-disk":
-		for _, a := range argv[1:] {
-			if strings.EqualFold(a, "-RemoveData") || strings.HasPrefix(strings.ToLower(a), "-partitionstyle") {
-				return hit(FloorWinFormat, name, s)
-			}
-		}
 	case "diskpart":
 		if s.Input == shell.InputText && containsWord(strings.ToLower(s.InputText), "clean", "format", "delete") {
 			return hit(FloorWinFormat, "diskpart script that cleans or formats a disk", s)

@@ -557,15 +557,19 @@ func (w *walker) read(args []Arg) {
 		val := ""
 		switch {
 		case i == len(names)-1 && i < len(fields):
-			// The last name gets the rest of the line.
+			// The last name gets the rest of the line, after the separator that ends the
+			// field before it.
 			rest := line
 			for k := 0; k < i; k++ {
-				rest = strings.TrimLeft(rest, ifs)
+				rest = strings.TrimLeft(rest, blanks)
 				if j := strings.IndexAny(rest, ifs); j >= 0 {
-					rest = rest[j:]
+					rest = strings.TrimLeft(rest[j:], blanks)
+					if rest != "" && strings.IndexByte(ifs, rest[0]) >= 0 {
+						rest = rest[1:]
+					}
 				}
 			}
-			val = strings.Trim(rest, " \t\n")
+			val = strings.Trim(rest, blanks)
 		case i < len(fields):
 			val = fields[i]
 		}

@@ -112,6 +112,8 @@ func (w *walker) vim(base string, args []Arg) {
 			}
 			w.problem("%s +… runs an editor command", base)
 			w.exCommands(base+" +", rest)
+		case v == "-s" && exMode:
+			// -s after -e/-E is Ex's silent mode, not a script of typed keys.
 		case v == "-S" || v == "-u" || v == "-U" || v == "-s" || v == "-w" || v == "-W" || v == "-i" || v == "-T" || v == "-r" || v == "-t" || v == "-q":
 			if v == "-s" && i+1 < len(args) {
 				w.problem("%s -s types keys from a file", base)
@@ -924,6 +926,9 @@ func (w *walker) expect(args []Arg) {
 // tclFile reads a Tcl script file when the command line provides it (the standard input, a
 // here-document, a process substitution, a file it wrote).
 func (w *walker) tclFile(label string, a Arg) {
+	if a.Value == "-" {
+		a.Value = "/dev/stdin"
+	}
 	text, known, found := w.fileText(a)
 	if !found {
 		return

@@ -1368,8 +1368,11 @@ func (w *walker) declName(variant, flags, name string, opts []Arg) {
 	}
 	if variant == "local" || variant == "declare" || variant == "typeset" {
 		if _, ok := w.vars[name]; !ok && !strings.ContainsAny(flags, "pfFx") {
-			// A new local starts empty.
-			w.setVar(name, varVal{known: true, lit: true, unset: true})
+			// A new local starts empty (an associative array knows it is one).
+			w.setVar(name, varVal{known: true, lit: true, unset: true, assoc: strings.ContainsRune(flags, 'A')})
+		} else if old := w.vars[name]; ok && strings.ContainsRune(flags, 'A') && !old.assoc {
+			old.assoc = true
+			w.setVar(name, old)
 		}
 	}
 }

@@ -577,7 +577,7 @@ func windowsStatements(s string) []windowsStmt {
 // path, %VARIABLE%, or a Verb-Noun cmdlet. A line bash reads has them only in Windows agents'
 // shell tools, where the floor also reads it the Windows way.
 func looksWindows(s string) bool {
-	if strings.ContainsAny(s, `\%`) {
+	if strings.ContainsAny(s, `\%`) || containsFoldASCII(s, "goto") {
 		return true
 	}
 	if strings.IndexByte(s, '-') < 0 && strings.IndexByte(s, '$') < 0 && strings.IndexByte(s, '[') < 0 {
@@ -591,4 +591,25 @@ func looksWindows(s string) bool {
 		}
 	}
 	return upper
+}
+
+// containsFoldASCII reports whether s contains the lower-case ASCII word sub, ignoring case.
+func containsFoldASCII(s, sub string) bool {
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		j := 0
+		for ; j < n; j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[j] {
+				break
+			}
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
 }
