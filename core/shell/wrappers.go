@@ -1727,6 +1727,10 @@ func (w *walker) inlineScript(label, script string, pos []string, fresh, static 
 	if !static {
 		w.problem("the script run by %s is not a literal", label)
 	}
+	if looksWindows(script) {
+		// The floor reads a nested line the Windows way too, as it does the top-level one.
+		w.floorOnly(label).windowsScript(script, label)
+	}
 	cmds, fast := w.sh.fastSplit(script)
 	var f *syntax.File
 	if !fast {
