@@ -797,6 +797,17 @@ func (c *sensScope) resolveStart(p string) (prefix, rest string, homeRel bool) {
 
 // resolve normalises a literal path.
 func (c *sensScope) resolve(p string) string {
+	full, _, _ := c.resolveProc(p)
+	return full
+}
+
+// resolveProc is resolve, reading the links of /proc (see cleanProc).
+func (c *sensScope) resolveProc(p string) (full, through string, at bool) {
+	return cleanProc(c.joined(p))
+}
+
+// joined is p made absolute (against the home or the base), not cleaned.
+func (c *sensScope) joined(p string) string {
 	if isWindowsPath(p) {
 		p = windowsToSlash(p)
 	}
@@ -807,7 +818,7 @@ func (c *sensScope) resolve(p string) string {
 	case !strings.HasPrefix(p, "/"):
 		p = c.base + "/" + p
 	}
-	return path.Clean(p)
+	return p
 }
 
 // candidates collects the globs a literal path could match.
@@ -827,10 +838,33 @@ func (c *sensScope) candidates(cand *candSet, p string) {
 func (c *sensScope) match(p string) (string, bool) {
 	var cand candSet
 	c.candidates(&cand, p)
+	var full string
+	if mayHaveProcLink(p) || mayHaveProcLink(c.base) {
+		var through string
+		if full, through, _ = c.resolveProc(p); through != "" {
+			return through, true
+		}
+		if alt := linuxDevFd(c.joined(p)); alt != "" {
+			var cand2 candSet
+			c.s.all(&cand2)
+			if clean, through, _ := cleanProc(alt); through != "" {
+				return through, true
+			} else if g, ok := c.matchFull(&cand2, clean); ok {
+				return g, true
+			}
+		}
+	}
 	if cand.empty() {
 		return "", false
 	}
-	full := c.resolve(p)
+	if full == "" {
+		full = c.resolve(p)
+	}
+	return c.matchFull(&cand, full)
+}
+
+// matchFull matches a resolved path against the candidate globs.
+func (c *sensScope) matchFull(cand *candSet, full string) (string, bool) {
 	found := ""
 	cand.each(func(i int) bool {
 		g := &c.s.globs[i]
@@ -853,7 +887,10 @@ func (c *sensScope) matchTree(dir string) (string, bool) {
 	if g, ok := c.match(dir); ok {
 		return g, true
 	}
-	full := c.resolve(dir)
+	full, _, at := c.resolveProc(dir)
+	if at {
+		return procLinkGlob(full), true
+	}
 	first := strings.TrimPrefix(full, "/")
 	first, _, _ = strings.Cut(first, "/")
 	var buf [64]byte
@@ -923,10 +960,28 @@ func (c *sensScope) matchGlob(pattern string, tree bool) (string, bool) {
 			}
 		}
 	}
+	p = path.Clean(p)
+	if alts, through := procGlobAlternatives(p); through != "" || len(alts) > 0 {
+		if through != "" {
+			return through, true
+		}
+		c.s.all(&cand) // an alias of "/" reaches every glob
+		for _, alt := range alts {
+			if g, ok := c.intersectGlob(alt, &cand, tree); ok {
+				return g, true
+			}
+		}
+	}
 	if cand.empty() {
 		return "", false
 	}
-	word, err := compileGlob(path.Clean(p), globShell, false, maxWordGlobStates)
+	return c.intersectGlob(p, &cand, tree)
+}
+
+// intersectGlob reports whether the cleaned absolute shell glob p could match one of the
+// candidate globs (with tree: reach one when read recursively).
+func (c *sensScope) intersectGlob(p string, cand *candSet, tree bool) (string, bool) {
+	word, err := compileGlob(p, globShell, false, maxWordGlobStates)
 	if err != nil {
 		// Too big to reason about: it could match anything.
 		found := ""
