@@ -37,7 +37,7 @@ func cleanProc(p string) (clean, through string, at bool) {
 	}
 	var stack [64]string
 	elems := stack[:0]
-	link := ""      // the pseudo glob of the link the path is on, if any
+	link := ""       // the pseudo glob of the link the path is on, if any
 	linkOwn := false // the link is a descriptor of the command itself (a process substitution)
 	rest := p
 	for rest != "" {
