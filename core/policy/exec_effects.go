@@ -307,7 +307,8 @@ func (e *effectJudge) segment(s *shell.Segment) {
 		return
 	}
 	ef := &e.ef
-	*ef = effects{writes: ef.writes[:0], trees: ef.trees[:0], reads: ef.reads[:0], envVars: ef.envVars[:0]}
+	*ef = effects{writes: ef.writes[:0], trees: ef.trees[:0], reads: ef.reads[:0], envVars: ef.envVars[:0],
+		selects: ef.selects[:0], selectIn: ef.selectIn[:0]}
 	spec.effects(call, ef)
 	if name == "rg" && s.PipePos > 0 && len(ef.trees) == 1 && ef.trees[0] == "." {
 		ef.trees = nil // no path after a pipe: ripgrep searches its input
@@ -331,6 +332,18 @@ func (e *effectJudge) segment(s *shell.Segment) {
 	}
 	for _, t := range ef.trees {
 		e.tree(sc, t)
+	}
+	for _, sel := range ef.selects {
+		for _, d := range ef.selectIn {
+			if g, ok, bad := sc.selected(d, sel); ok {
+				e.cs.add(Concern{Kind: ConcernSensitive, What: sel.shown, Glob: g,
+					Reason: sel.shown + " picks out files matching the sensitive path " + g})
+				break
+			} else if bad {
+				e.cs.add(Concern{Kind: ConcernUnknown, What: sel.shown, Reason: "cannot read the pattern of " + sel.shown + ", so what it selects cannot be told"})
+				break
+			}
+		}
 	}
 	if ef.unknown != "" && s.Judged {
 		e.cs.add(Concern{Kind: ConcernUnknown, What: name, Reason: ef.unknown})

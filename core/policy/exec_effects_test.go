@@ -128,7 +128,7 @@ func TestJudgeSensitiveAndEffects(t *testing.T) {
 		{"grep -rn TODO src", proj, Allow, "", ""},
 		{"rg TODO", proj, Allow, "", ""},
 		{"cat a | rg TODO", proj, Allow, "", ""},
-		{"find . -name '*.pem'", proj, Allow, "", ""},
+		{"find . -name '*.md'", proj, Allow, "", ""},
 		{"find ~ -name '*.go'", proj, Allow, "", ""},
 		{"echo hi > out.txt", proj, Allow, "", ""},
 		{"echo hi > /dev/null", proj, Allow, "", ""},

@@ -32,6 +32,27 @@ func rgEffects(c *toolCall, e *effects) {
 		e.trees = append(e.trees, ".")
 	}
 	e.trees = append(e.trees, files...)
+	for _, o := range c.p.Options {
+		switch o.Name {
+		case "g", "glob", "iglob", "type-add", "pre-glob":
+			v := o.Value
+			if o.Name == "type-add" {
+				_, v, _ = strings.Cut(v, ":") // NAME:GLOB
+				if strings.HasPrefix(v, "include:") {
+					continue
+				}
+			}
+			if strings.HasPrefix(v, "!") {
+				continue // excludes
+			}
+			kind := selName
+			if strings.Contains(strings.TrimSuffix(v, "/"), "/") {
+				kind, v = selRelPath, strings.TrimPrefix(v, "/")
+			}
+			e.selects = append(e.selects, selector{kind: kind, pat: v, shown: "rg --" + o.Name + " " + o.Value})
+		}
+	}
+	e.selectIn = append(e.selectIn, e.trees...)
 }
 
 // sedScripts returns sed's scripts and the index of a script given as the first operand (or -1).
@@ -360,7 +381,18 @@ func findEffects(c *toolCall, e *effects) {
 	if len(points) == 0 {
 		points = []string{"."}
 	}
+	regexType := ""
 	for _, o := range c.p.Options {
+		switch o.Name {
+		case "-regextype":
+			regexType = o.Value
+		case "-name", "-iname":
+			e.selects = append(e.selects, selector{kind: selName, pat: o.Value, shown: "find " + o.Name + " " + o.Value})
+		case "-path", "-ipath", "-wholename", "-iwholename":
+			e.selects = append(e.selects, selector{kind: selPath, pat: o.Value, shown: "find " + o.Name + " " + o.Value})
+		case "-regex", "-iregex":
+			e.selects = append(e.selects, selector{kind: selRegex, pat: o.Value, regexType: regexType, shown: "find " + o.Name + " " + o.Value})
+		}
 		switch o.Name {
 		case "-fprint", "-fprint0", "-fls":
 			e.writes = append(e.writes, o.Value)
@@ -374,6 +406,9 @@ func findEffects(c *toolCall, e *effects) {
 		case "-files0-from":
 			e.unknown = "find -files0-from reads its start points from " + o.Value
 		}
+	}
+	if len(e.selects) > 0 {
+		e.selectIn = append(e.selectIn, points...)
 	}
 }
 

@@ -132,6 +132,10 @@ type effects struct {
 	// envDump says it prints the whole environment; envVars the variables it prints.
 	envDump string
 	envVars []string
+	// selects are the patterns the call picks files by (find -name, grep --include) in the
+	// directories selectIn (as written).
+	selects  []selector
+	selectIn []string
 }
 
 // toolSpecs are the programs approvebot knows, by name.
@@ -495,6 +499,10 @@ func grepEffects(c *toolCall, e *effects) {
 		e.trees = append(e.trees, ".")
 	}
 	e.trees = append(e.trees, files...)
+	for _, v := range c.p.Values("include") {
+		e.selects = append(e.selects, selector{kind: selName, pat: v, shown: "grep --include=" + v})
+	}
+	e.selectIn = append(e.selectIn, e.trees...)
 }
 
 // dateSafe: an operand other than +FORMAT sets the clock, and so do -s and --set.

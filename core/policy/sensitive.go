@@ -93,7 +93,10 @@ type Sensitive struct {
 	// globs of their leading elements ("/**/.git"): a directory those match holds a match.
 	heads     []nfaRef
 	headNames map[string]bool // the last literal element of each head, lower-cased
-	homes     sync.Map        // home directory → []*globNFA, one per "~/" glob
+	// samples stand for what each glob matches, decoys for ordinary names (sensitive_select.go).
+	samples []sensSample
+	decoys  []string
+	homes   sync.Map // home directory → []*globNFA, one per "~/" glob
 }
 
 type sensGlob struct {
@@ -190,6 +193,7 @@ func CompileSensitive(globs []string) (*Sensitive, error) {
 	for _, k := range firsts {
 		s.anchoredAll = append(s.anchoredAll, s.anchoredByFirst[k]...)
 	}
+	s.buildSamples()
 	return s, nil
 }
 
