@@ -345,6 +345,9 @@ func (e *effectJudge) segment(s *shell.Segment) {
 			}
 		}
 	}
+	if name == "git" {
+		e.gitSegment(s, sc, call.args)
+	}
 	if ef.unknown != "" && s.Judged {
 		e.cs.add(Concern{Kind: ConcernUnknown, What: name, Reason: ef.unknown})
 	}

@@ -271,7 +271,7 @@ func buildToolSpecs() map[string]*toolSpec {
 	add("find", &toolSpec{parse: parseFindArgs, safe: findSafe, effects: findEffects, text: findText})
 	add("jq", &toolSpec{parse: parseJq, safe: jqSafe, effects: jqEffects, text: jqText})
 	add("rg", &toolSpec{opts: rgGrammar, safe: rgSafe, injectSafe: false, effects: rgEffects, text: grepText})
-	add("git", &toolSpec{safe: func(c *toolCall) bool { return gitSafe(c.args) }, effects: gitEffects})
+	add("git", &toolSpec{safe: func(c *toolCall) bool { return gitSafe(c.args) }, effects: gitEffects, text: gitText})
 	add("env", &toolSpec{effects: func(c *toolCall, e *effects) { e.envDump = "env" }})
 	add("printenv", &toolSpec{effects: func(c *toolCall, e *effects) {
 		var names []string
@@ -924,98 +924,6 @@ func curlEffects(c *toolCall, e *effects) {
 	}
 	if v := c.p.Values("K", "config"); len(v) > 0 {
 		e.unknown = "curl reads options from " + v[0]
-	}
-}
-
-// gitEffects: the options and subcommands of git that write outside the repository's own
-// files: --output and -o files, clone/init/worktree destinations, config --global/--system
-// /--file, and -C, --git-dir and --work-tree for any subcommand that is not read-only.
-func gitEffects(c *toolCall, e *effects) {
-	args := c.args
-	i := 0
-	var dirs []string
-	for ; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "-C" || a == "--git-dir" || a == "--work-tree":
-			if i+1 < len(args) {
-				dirs = append(dirs, args[i+1])
-			}
-			i++
-		case strings.HasPrefix(a, "--git-dir=") || strings.HasPrefix(a, "--work-tree="):
-			_, v, _ := strings.Cut(a, "=")
-			dirs = append(dirs, v)
-		case a == "-c" || a == "--namespace" || a == "--exec-path" || a == "--config-env" || a == "--super-prefix" || a == "--attr-source":
-			i++
-		case strings.HasPrefix(a, "-"):
-		default:
-			goto sub
-		}
-	}
-	return
-sub:
-	sub, rest := args[i], args[i+1:]
-	if !gitSafe(args) {
-		e.writes = append(e.writes, dirs...)
-	}
-	for k := 0; k < len(rest); k++ {
-		a := rest[k]
-		switch {
-		case strings.HasPrefix(a, "--output=") || strings.HasPrefix(a, "--output-directory="):
-			_, v, _ := strings.Cut(a, "=")
-			e.writes = append(e.writes, v)
-		case (a == "--output" || a == "--output-directory" || a == "-o" && (sub == "format-patch" || sub == "archive")) && k+1 < len(rest):
-			e.writes = append(e.writes, rest[k+1])
-			k++
-		}
-	}
-	var ops []string
-	for _, a := range rest {
-		if !strings.HasPrefix(a, "-") {
-			ops = append(ops, a)
-		}
-	}
-	switch sub {
-	case "clone":
-		if len(ops) >= 2 {
-			e.writes = append(e.writes, ops[1])
-		} else {
-			e.writes = append(e.writes, ".")
-		}
-	case "init":
-		if len(ops) >= 1 {
-			e.writes = append(e.writes, ops[0])
-		}
-	case "worktree":
-		if len(ops) >= 2 && ops[0] == "add" {
-			e.writes = append(e.writes, ops[1])
-		}
-	case "config":
-		if gitSafe(args) {
-			return
-		}
-		local := true
-		for _, a := range rest {
-			if a == "--global" || a == "--system" || a == "--file" || a == "-f" || strings.HasPrefix(a, "--file=") {
-				local = false
-			}
-		}
-		if local {
-			// The repository's own configuration: core.hooksPath, aliases and pagers run programs.
-			e.writes = append(e.writes, joinRel(lastOr(dirs, ""), ".git/config"))
-		}
-		for k, a := range rest {
-			switch {
-			case a == "--global":
-				e.writes = append(e.writes, "~/.gitconfig")
-			case a == "--system":
-				e.writes = append(e.writes, "/etc/gitconfig")
-			case (a == "--file" || a == "-f") && k+1 < len(rest):
-				e.writes = append(e.writes, rest[k+1])
-			case strings.HasPrefix(a, "--file="):
-				e.writes = append(e.writes, a[len("--file="):])
-			}
-		}
 	}
 }
 
