@@ -273,6 +273,13 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJu
 		out.Verdict, out.Source, out.Rule, out.Reason = Deny, approval.SourceFloor, h.Rule, h.Reason
 		return out
 	}
+	concerns, fh := j.concerns(an, in)
+	if fh != nil {
+		// A tool's own write option onto a raw block device (sort -o /dev/sda) is the same
+		// catastrophe as a redirection onto it: the floor's.
+		out.Verdict, out.Source, out.Rule, out.Reason = Deny, approval.SourceFloor, fh.Rule, fh.Reason
+		return out
+	}
 	var askRule *execRule
 	var askSeg *shell.Segment
 	for ri := range j.rules {
@@ -294,7 +301,7 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJu
 			}
 		}
 	}
-	out.Concerns = j.concerns(an, in)
+	out.Concerns = concerns
 	out.Verdict, out.Rule, out.Reason = j.policy(an, out.AllowlistSatisfied, firstMiss)
 	if len(out.Concerns) > 0 {
 		out.AllowlistSatisfied = false

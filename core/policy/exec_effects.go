@@ -94,6 +94,8 @@ type effectJudge struct {
 	// moreArgsPipes are the pipelines with a command taking more arguments from its input
 	// (xargs): a find earlier in such a pipeline hands every file it finds to it.
 	moreArgsPipes map[int]bool
+	// floor is set when a tool writes a raw block device.
+	floor *FloorHit
 	// call, vals, text and ef are reused from segment to segment.
 	call toolCall
 	vals []string
@@ -101,8 +103,9 @@ type effectJudge struct {
 	ef   effects
 }
 
-// concerns judges what every segment touches.
-func (j *ExecJudge) concerns(an *shell.Analysis, in CommandInput) []Concern {
+// concerns judges what every segment touches. A tool's write onto a raw block device is
+// returned as the floor's refusal instead.
+func (j *ExecJudge) concerns(an *shell.Analysis, in CommandInput) ([]Concern, *FloorHit) {
 	e := effectPool.Get().(*effectJudge)
 	defer e.release()
 	e.j, e.an, e.cwd = j, an, cleanAbs(in.Cwd)
@@ -118,6 +121,10 @@ func (j *ExecJudge) concerns(an *shell.Analysis, in CommandInput) []Concern {
 
 	for _, s := range an.Segments {
 		e.segment(s)
+		if e.floor != nil {
+			h := *e.floor
+			return nil, &h
+		}
 	}
 	for _, name := range an.EnvReads {
 		if SecretLookingName(name) {
@@ -131,16 +138,16 @@ func (j *ExecJudge) concerns(an *shell.Analysis, in CommandInput) []Concern {
 		e.cs.add(Concern{Kind: ConcernEnv, What: d, Reason: "prints the whole environment (" + d + ")"})
 	}
 	if len(e.cs.list) == 0 {
-		return nil
+		return nil, nil
 	}
-	return append([]Concern(nil), e.cs.sorted()...)
+	return append([]Concern(nil), e.cs.sorted()...), nil
 }
 
 var effectPool = sync.Pool{New: func() any { return new(effectJudge) }}
 
 // release returns e to the pool, keeping its buffers.
 func (e *effectJudge) release() {
-	e.j, e.an, e.project, e.cwd, e.scoped = nil, nil, "", "", false
+	e.j, e.an, e.project, e.cwd, e.scoped, e.floor = nil, nil, "", "", false, nil
 	e.cs.list = e.cs.list[:0]
 	e.vals = e.vals[:0]
 	e.call.args, e.call.err = nil, nil
@@ -322,6 +329,13 @@ func (e *effectJudge) segment(s *shell.Segment) {
 	}
 	for _, w := range ef.writes {
 		w = expandTilde(w, s.Home)
+		if !nonDataWriters[name] {
+			if full, ok := e.resolveWrite(s, w); ok && isBlockDevice(full) {
+				h, _ := hit(FloorBlockWrite, name+" writes the raw block device "+full, s)
+				e.floor = &h
+				return
+			}
+		}
 		e.word(sc, w, "", true, len(w), false)
 		if s.Judged {
 			e.write(s, w)
@@ -359,6 +373,14 @@ func (e *effectJudge) segment(s *shell.Segment) {
 			e.cs.add(Concern{Kind: ConcernEnv, What: "$" + v, Reason: "prints the secret-looking variable " + v})
 		}
 	}
+}
+
+// nonDataWriters change names, links, modes or times, not what a file holds: their "write" of
+// a device node is no write onto the disk.
+var nonDataWriters = map[string]bool{
+	"rm": true, "rmdir": true, "unlink": true, "mkdir": true, "touch": true, "chmod": true, "chown": true,
+	"chgrp": true, "ln": true, "mknod": true, "mkfifo": true, "mv": true, "truncate": true, "split": true,
+	"csplit": true, "crontab": true,
 }
 
 // moreArgsHarmless are programs that may take file names from their input (xargs) without

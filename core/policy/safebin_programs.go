@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"path"
 	"strings"
 
 	"github.com/approvebot/approvebot/core/argv"
@@ -66,11 +67,12 @@ func sedScripts(c *toolCall) ([]string, int) {
 	return nil, -1
 }
 
-// sedSafe accepts sed without in-place editing, script files, or scripts that write (w, W,
-// s///w) or run programs (e, s///e) — unless --sandbox, under which GNU sed refuses those itself.
+// sedSafe accepts sed without script files or scripts that run programs (e, s///e), unless
+// --sandbox, under which GNU sed refuses those itself. What it writes (-i, w, W, s///w) are its
+// effects, judged like any other write.
 func sedSafe(c *toolCall) bool {
-	if c.p.Has("i", "in-place", "f", "file") {
-		return false
+	if c.p.Has("f", "file") || c.p.Has("follow-symlinks") && c.p.Has("i", "in-place") {
+		return false // a script from a file; in-place edits of what a link points to
 	}
 	scripts, _ := sedScripts(c)
 	if c.p.Has("sandbox") {
@@ -78,20 +80,37 @@ func sedSafe(c *toolCall) bool {
 	}
 	for _, s := range scripts {
 		sc := scanSed(s)
-		if !sc.ok || sc.exec || len(sc.writes) > 0 {
+		if !sc.ok || sc.exec {
 			return false
 		}
 	}
 	return true
 }
 
-// sedEffects: -i rewrites the files; w, W and s///w write files; r and R read them.
+// sedEffects: -i rewrites the files (and writes their backups: -i.bak is FILE.bak, a "*" in
+// the suffix is the file's name, and the suffix may name another directory); w, W and s///w
+// write files; r and R read them.
 func sedEffects(c *toolCall, e *effects) {
 	scripts, si := sedScripts(c)
 	if c.p.Has("i", "in-place") {
+		suffix := ""
+		for _, o := range c.p.Options {
+			if (o.Name == "i" || o.Name == "in-place") && o.HasValue {
+				suffix = o.Value
+			}
+		}
 		for k, o := range c.p.Operands {
-			if c.p.OperandIndex[k] != si {
-				e.writes = append(e.writes, o)
+			if c.p.OperandIndex[k] == si {
+				continue
+			}
+			e.writes = append(e.writes, o)
+			if suffix != "" {
+				dir, base := path.Split(o)
+				name := base + suffix
+				if strings.Contains(suffix, "*") {
+					name = strings.ReplaceAll(suffix, "*", base)
+				}
+				e.writes = append(e.writes, dir+name)
 			}
 		}
 	}
@@ -280,6 +299,89 @@ func scanSed(s string) sedScan {
 			}
 		default:
 			return sc
+		}
+	}
+}
+
+// socatEffects: an address that is a file (a path, or OPEN:, GOPEN:, CREATE:, CREAT:, FILE:,
+// PIPE:) may be written: socat copies both ways unless -u or -U.
+func socatEffects(c *toolCall, e *effects) {
+	for _, a := range c.p.Operands {
+		addr, _, _ := strings.Cut(a, ",") // options follow the first comma
+		kind, rest, typed := strings.Cut(addr, ":")
+		switch {
+		case !typed && (strings.HasPrefix(addr, "/") || strings.HasPrefix(addr, ".") || strings.HasPrefix(addr, "~")):
+			e.writes = append(e.writes, addr)
+		case typed:
+			switch strings.ToUpper(kind) {
+			case "OPEN", "GOPEN", "CREATE", "CREAT", "FILE", "PIPE", "NAMEDPIPE":
+				e.writes = append(e.writes, rest)
+			}
+		}
+	}
+	if v := c.p.Values("lf"); len(v) > 0 {
+		e.writes = append(e.writes, v...)
+	}
+}
+
+// parseBadblocks reads badblocks' options: clustered letters, -b, -c, -d, -e, -i, -o, -p and
+// -t taking a value (attached or the next word).
+func parseBadblocks(p *argv.Parsed, args []string) error {
+	p.Reset()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if len(a) < 2 || a[0] != '-' {
+			p.Operands = append(p.Operands, a)
+			p.OperandIndex = append(p.OperandIndex, i)
+			continue
+		}
+		for j := 1; j < len(a); j++ {
+			n := a[j : j+1]
+			if strings.IndexByte("bcdeiopt", a[j]) >= 0 {
+				o := argv.Option{Name: n, HasValue: true, Index: i, ValueIndex: i, Value: a[j+1:]}
+				if o.Value == "" && i+1 < len(args) {
+					i++
+					o.Value, o.ValueIndex = args[i], i
+				}
+				p.Options = append(p.Options, o)
+				break
+			}
+			p.Options = append(p.Options, argv.Option{Name: n, Index: i, ValueIndex: i})
+		}
+	}
+	return nil
+}
+
+// sgdiskEffects: any option but the ones that print, verify or only pretend rewrites the
+// partition table of the device named (and -R/--replicate writes the table of its device).
+func sgdiskEffects(c *toolCall, e *effects) {
+	readOnly := map[string]bool{"p": true, "print": true, "i": true, "info": true, "v": true, "verify": true,
+		"L": true, "list-types": true, "O": true, "print-mbr": true, "b": true, "backup": true, "h": true,
+		"help": true, "V": true, "version": true, "D": true, "display-alignment": true, "E": true,
+		"end-of-largest": true, "f": true, "first-in-largest": true, "F": true, "first-aligned-in-largest": true,
+		"usage": true, "?": true}
+	if c.p.Has("P", "pretend") {
+		return
+	}
+	changes := false
+	for _, o := range c.p.Options {
+		if !readOnly[o.Name] {
+			changes = true
+		}
+	}
+	if !changes {
+		return
+	}
+	// The device operand, and the device -R (--replicate) copies the table onto.
+	for k, a := range c.args {
+		v, replicate := strings.CutPrefix(a, "--replicate=")
+		switch {
+		case replicate:
+			e.writes = append(e.writes, v)
+		case k > 0 && (c.args[k-1] == "-R" || c.args[k-1] == "--replicate"):
+			e.writes = append(e.writes, a)
+		case !strings.HasPrefix(a, "-") && strings.HasPrefix(path.Clean(a), "/dev/"):
+			e.writes = append(e.writes, a)
 		}
 	}
 }

@@ -176,10 +176,12 @@ func buildToolSpecs() map[string]*toolSpec {
 	}})
 	add("grep", &toolSpec{safe: safeAll, injectSafe: true, effects: grepEffects, text: grepText})
 	add("sed", &toolSpec{safe: sedSafe, effects: sedEffects, text: sedText})
+	// Safe bins may write what their effects name: the effects allow writes inside the
+	// project and ask for the rest.
 	add("sort", &toolSpec{safe: func(c *toolCall) bool {
-		return !c.p.Has("o", "output", "T", "temporary-directory", "compress-program", "files0-from")
+		return !c.p.Has("compress-program", "files0-from")
 	}, effects: sortEffects})
-	add("uniq", &toolSpec{safe: maxOperands(1), injectSafe: true, effects: func(c *toolCall, e *effects) {
+	add("uniq", &toolSpec{safe: maxOperands(2), injectSafe: true, effects: func(c *toolCall, e *effects) {
 		if len(c.p.Operands) > 1 {
 			e.writes = append(e.writes, c.p.Operands[1])
 		}
@@ -312,7 +314,25 @@ func buildToolSpecs() map[string]*toolSpec {
 				e.writes = append(e.writes, c.p.Operands...)
 			}
 		}})
-	add("tree", &toolSpec{parse: parseTree, safe: func(c *toolCall) bool { return !c.p.Has("o", "R", "fromfile") }})
+	add("tree", &toolSpec{parse: parseTree, safe: func(c *toolCall) bool { return !c.p.Has("R", "fromfile") },
+		effects: func(c *toolCall, e *effects) {
+			e.writes = append(e.writes, c.p.Values("o")...)
+			if c.p.Has("R") {
+				// -R runs tree again in every directory with -o 00Tree.html.
+				if len(c.p.Operands) == 0 {
+					e.writes = append(e.writes, ".")
+				}
+				e.writes = append(e.writes, c.p.Operands...)
+			}
+		}})
+	add("socat", &toolSpec{parse: parseLoose, effects: socatEffects})
+	add("badblocks", &toolSpec{parse: parseBadblocks, effects: func(c *toolCall, e *effects) {
+		e.writes = append(e.writes, c.p.Values("o")...)
+		if c.p.Has("w") && len(c.p.Operands) > 0 {
+			e.writes = append(e.writes, c.p.Operands[0]) // write-mode test: every block is overwritten
+		}
+	}})
+	add("sgdisk", &toolSpec{parse: parseLoose, effects: sgdiskEffects})
 	add("which", &toolSpec{opts: argv.MustNew("as", 0), safe: safeAll, injectSafe: true})
 	add("perl", &toolSpec{effects: inPlaceEffects("perl")})
 	add("awk", &toolSpec{effects: inPlaceEffects("awk")})
