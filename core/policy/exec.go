@@ -223,7 +223,6 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJu
 	}
 	judged, satisfied := 0, true
 	firstMiss := ""
-	safeOK := !an.EnvExported
 	var resBuf [8]shell.Resolution
 	var resolved []shell.Resolution
 	if len(an.Segments) <= len(resBuf) {
@@ -257,7 +256,7 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJu
 		for k := range s.Args {
 			a[k] = s.Args[k].Value
 		}
-		seg, res, ok := j.segment(s, a, in.Agent, persisted, safeOK)
+		seg, res, ok := j.segment(s, a, in.Agent, persisted, an)
 		resolved[i] = res
 		out.Segments = append(out.Segments, seg)
 		if !ok {
@@ -422,7 +421,7 @@ func describeMiss(s Segment) string {
 
 // segment evaluates one judged segment: resolution and what satisfies it. What it writes does
 // not decide here: the effects (concerns) allow writes inside the project and nothing else.
-func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persisted *Allowlist, safeOK bool) (Segment, shell.Resolution, bool) {
+func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persisted *Allowlist, an *shell.Analysis) (Segment, shell.Resolution, bool) {
 	seg := Segment{Argv: argv, Executable: s.Name(), Wrappers: s.Wrappers}
 	for _, w := range s.Writes {
 		t := w.Target
@@ -446,7 +445,7 @@ func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persi
 			res = j.res.Resolve(s.Name(), s.Cwd, "")
 			if res.Path != "" {
 				seg.ResolvedPath = res.Path
-				if !j.commandSatisfied(&seg, s, res, agent, persisted, false) {
+				if !j.commandSatisfied(&seg, s, res, agent, persisted, nil) {
 					break
 				}
 			}
@@ -464,14 +463,14 @@ func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persi
 		if res.Path == "" {
 			break
 		}
-		j.commandSatisfied(&seg, s, res, agent, persisted, safeOK)
+		j.commandSatisfied(&seg, s, res, agent, persisted, an)
 	}
 	return seg, res, seg.SatisfiedBy != ""
 }
 
 // commandSatisfied sets what satisfies a resolved command: the allowlist (configured, then
 // persisted), a safe bin, or a skill.
-func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.Resolution, agent string, persisted *Allowlist, safeOK bool) bool {
+func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.Resolution, agent string, persisted *Allowlist, an *shell.Analysis) bool {
 	q := allowQuery{resolved: res.Path, real: res.Real, agent: agent, args: s.Args[1:]}
 	if len(s.Args) == 0 {
 		q.noArgs = true
@@ -485,7 +484,8 @@ func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.R
 		return true
 	}
 	name := s.Base()
-	if safeOK && safeArgs(s, name) && j.safeBin(name, res.Path, res.Real, seg.Argv[1:]) {
+	if an != nil && safeExports(an, name) && (!s.MoreArgs || findFeeds(an, s)) && safeArgs(s, name) &&
+		j.safeBin(name, res.Path, res.Real, seg.Argv[1:]) {
 		seg.SatisfiedBy = SatisfiedSafeBin
 		return true
 	}
@@ -501,14 +501,11 @@ func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.R
 	return false
 }
 
-// safeArgs is what a safe bin needs beyond its profile: literal arguments and nothing else
-// arriving (xargs), an environment that cannot reconfigure it, and no glob that could expand
-// to a file name starting with "-" (a file called --output=x turns sort * into a write) unless
-// no option of the program does harm (wc -l *.go).
+// safeArgs is what a safe bin needs beyond its profile: literal arguments, an environment that
+// cannot reconfigure it, and no glob that could expand to a file name starting with "-" (a
+// file called --output=x turns sort * into a write) unless no option of the program does harm
+// (wc -l *.go). Arguments arriving through xargs are findFeeds' to judge.
 func safeArgs(s *shell.Segment, name string) bool {
-	if s.MoreArgs {
-		return false
-	}
 	for i := range s.Args {
 		// A value the analysis knows exactly ("$PWD" from the request's cwd) is checked by the
 		// profile like a literal; an unknown one could be any option.
@@ -517,8 +514,8 @@ func safeArgs(s *shell.Segment, name string) bool {
 		}
 	}
 	for _, e := range s.Env {
-		name, _, _ := strings.Cut(e, "=")
-		if !shell.HarmlessEnv(name) {
+		v, _, _ := strings.Cut(e, "=")
+		if !envHarmlessFor(v, name) {
 			return false
 		}
 	}

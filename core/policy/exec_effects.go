@@ -286,7 +286,7 @@ func (e *effectJudge) segment(s *shell.Segment) {
 			}
 		}
 	}
-	if s.MoreArgs && s.Judged && !moreArgsHarmless[name] {
+	if s.MoreArgs && s.Judged && !moreArgsHarmless[name] && !findFeeds(e.an, s) {
 		e.cs.add(Concern{Kind: ConcernUnknown, What: name,
 			Reason: "runs " + name + " on names read from its input, which may be sensitive paths or outside the project"})
 	}
