@@ -87,7 +87,10 @@ func TestJudgeSensitiveAndEffects(t *testing.T) {
 		{"env", proj, Ask, RuleSensitive, "environment"},
 		{"printenv", proj, Ask, RuleSensitive, "environment"},
 		{"jq -n env", proj, Ask, RuleSensitive, "environment"},
-		{"jq -n '$ENV.GITHUB_TOKEN'", proj, Ask, RuleSensitive, "environment"},
+		{"jq -n '$ENV.GITHUB_TOKEN'", proj, Ask, RuleSensitive, "GITHUB_TOKEN"},
+		{"jq -n 'env.HOME'", proj, Allow, "", ""},
+		{"jq -n '{env: 1}'", proj, Allow, "", ""},
+		{"jq -n '{env}'", proj, Ask, RuleSensitive, "environment"},
 		// Writes outside the project, whoever writes.
 		{"echo hi > /tmp/x", proj, Ask, RuleEffects, "outside the project"},
 		{"cat a > ../other/x", proj, Ask, RuleEffects, "outside the project"},

@@ -246,6 +246,5 @@ rm -rf /+([a-z])`: `got defaults ask/policy exec.sensitive, dev ask/policy exec.
 	`i=0; while [ $i -lt 3 ]; do i=$((i+1)); done`:                                                       `false ask; got defaults ask/policy exec.analysis`,
 	`echo "Build: $(date +%F)"`:                                                                          `false ask; got defaults ask/policy exec.analysis`,
 	`echo "$(git rev-parse --short HEAD)"`:                                                               `false ask; got dev ask/policy exec.analysis`,
-	`jq '{env: 1}' -n`:                                                                                   `false ask; got defaults ask/policy exec.sensitive`,
 	`git --git-dir=.git log -1`:                                                                          `false ask; got dev ask/policy exec.analysis`,
 }

@@ -599,26 +599,139 @@ func jqFilter(c *toolCall) int {
 	return c.p.OperandIndex[0]
 }
 
-// jqEffects: $ENV and env print the environment.
+// jqEffects: env and $ENV print the environment; env.NAME and $ENV.NAME one variable.
 func jqEffects(c *toolCall, e *effects) {
-	if i := jqFilter(c); i >= 0 && jqReadsEnv(c.args[i]) {
-		e.envDump = "jq " + c.args[i]
+	if i := jqFilter(c); i >= 0 {
+		whole, names := jqEnvReads(c.args[i])
+		if whole {
+			e.envDump = "jq " + c.args[i]
+		}
+		e.envVars = append(e.envVars, names...)
 	}
 	if c.p.Has("f", "from-file") {
 		e.unknown = "jq runs a filter read from a file, which may read the environment"
 	}
 }
 
-func jqReadsEnv(filter string) bool {
-	for i := 0; i < len(filter); i++ {
-		if strings.HasPrefix(filter[i:], "$ENV") && !identChar(filter, i+4) {
-			return true
+// jqEnvReads finds a jq filter's reads of the environment: whole (env, $ENV, {env}) or by
+// name (env.HOME, $ENV.PATH, env["X"]). An object key ({env: 1}), a field (.env), a string
+// ("env") and another variable ($environment) are not reads; an interpolation inside a string
+// ("\(env.HOME)") is code like any other.
+func jqEnvReads(f string) (whole bool, names []string) {
+	code := jqCode(f)
+	for i := 0; i < len(code); i++ {
+		var after int
+		switch {
+		case strings.HasPrefix(code[i:], "$ENV") && !identChar(code, i+4) && !identChar(code, i-1):
+			after = i + 4
+		case strings.HasPrefix(code[i:], "env") && !identChar(code, i+3) && !identChar(code, i-1) &&
+			(i == 0 || code[i-1] != '.' && code[i-1] != '$'):
+			after = i + 3
+			if prev, next := jqNeighbours(code, i, after); next == ':' && (prev == '{' || prev == ',') {
+				continue // an object key
+			}
+		default:
+			continue
 		}
-		if strings.HasPrefix(filter[i:], "env") && (i == 0 || !identChar(filter, i-1) && filter[i-1] != '$' && filter[i-1] != '.') && !identChar(filter, i+3) {
-			return true
+		if name, ok := jqNamedAccess(f, code, after); ok {
+			names = append(names, name)
+			continue
+		}
+		whole = true
+	}
+	return whole, names
+}
+
+// jqNeighbours are the nearest non-blank characters before i and from j on.
+func jqNeighbours(code string, i, j int) (prev, next byte) {
+	for k := i - 1; k >= 0; k-- {
+		if c := code[k]; c != ' ' && c != '\t' && c != '\n' {
+			prev = c
+			break
 		}
 	}
-	return false
+	for k := j; k < len(code); k++ {
+		if c := code[k]; c != ' ' && c != '\t' && c != '\n' {
+			next = c
+			break
+		}
+	}
+	return prev, next
+}
+
+// jqNamedAccess reads .NAME, ["NAME"] or .["NAME"] at j (in the filter f, whose code view is
+// code): the variable named.
+func jqNamedAccess(f, code string, j int) (string, bool) {
+	if j < len(code) && code[j] == '.' && identChar(code, j+1) {
+		k := j + 1
+		for k < len(code) && identChar(code, k) {
+			k++
+		}
+		return code[j+1 : k], true
+	}
+	if j < len(code) && code[j] == '.' {
+		j++
+	}
+	if j+1 < len(f) && f[j] == '[' && f[j+1] == '"' {
+		end := strings.IndexByte(f[j+2:], '"')
+		if end >= 0 && j+2+end+1 < len(f) && f[j+2+end+1] == ']' {
+			name := f[j+2 : j+2+end]
+			if !strings.ContainsAny(name, "\\(") {
+				return name, true
+			}
+		}
+	}
+	return "", false
+}
+
+// jqCode is a jq filter with the text of its strings and comments blanked out, keeping the
+// code of string interpolations ("\(…)") and the length.
+func jqCode(f string) string {
+	b := []byte(f)
+	inString := false
+	var depths []int // open parentheses of each interpolation being read
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch {
+			case c == '\\' && i+1 < len(b) && b[i+1] == '(':
+				depths = append(depths, depth)
+				depth++
+				inString = false
+				b[i] = ' '
+				i++ // keep "(" as code
+			case c == '\\' && i+1 < len(b):
+				b[i], b[i+1] = ' ', ' '
+				i++
+			case c == '"':
+			default:
+				b[i] = ' '
+			}
+			if c == '"' {
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '#':
+			for i < len(b) && b[i] != '\n' {
+				b[i] = ' '
+				i++
+			}
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if n := len(depths); n > 0 && depth == depths[n-1] {
+				depths = depths[:n-1]
+				inString = true
+			}
+		}
+	}
+	return string(b)
 }
 
 func identChar(s string, i int) bool {
