@@ -255,10 +255,12 @@ func (e *effectJudge) segment(s *shell.Segment) {
 	// Every word that may be a path: arguments, their compound parts, assignments.
 	readsTrees := spec == nil && !listsOnly[name] && s.Kind == shell.KindCommand && !s.Windows
 	for k := range s.Args {
-		if k > 0 && (text.has(k-1) || spec != nil && spec.allText) {
+		a := &s.Args[k]
+		if k > 0 && (text.has(k-1) || spec != nil && spec.allText && a.Pattern == "" && !strings.Contains(a.Value, "/")) {
+			// Text, not a path. What echo and printf print counts when it is a path with a
+			// directory or a glob (echo ~/.ssh/id_rsa names the key; echo .env >> .gitignore is a word).
 			continue
 		}
-		a := &s.Args[k]
 		e.word(sc, a.Value, a.Pattern, a.Known, a.Prefix, readsTrees && k > 0)
 	}
 	for _, env := range s.Env {
