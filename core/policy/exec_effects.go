@@ -274,17 +274,28 @@ func (e *effectJudge) segment(s *shell.Segment) {
 	for _, n := range s.Network {
 		e.cs.add(Concern{Kind: ConcernNetwork, What: n, Reason: "opens a network connection through " + n})
 	}
-	if s.Code != "" {
-		for _, lit := range stringLiterals(s.Code) {
+	lang, code := s.Lang, s.Code
+	if code == "" && len(s.Args) > 1 && s.Kind == shell.KindCommand {
+		if l := interpreterLang(name); l != "" && stdinProgram(s) {
+			switch s.Input {
+			case shell.InputText:
+				lang, code = l, s.InputText
+			case shell.InputUnknown:
+				e.cs.add(Concern{Kind: ConcernUnknown, What: name, Reason: name + " runs a program read from its input, whose text is not known"})
+			}
+		}
+	}
+	if code != "" {
+		for _, lit := range codeReadings(lang, code) {
 			e.codeLiteral(sc, lit)
 		}
-		dump, names := codeEnvReads(s.Lang, s.Code)
+		dump, names := codeEnvReads(lang, code)
 		if dump != "" {
-			e.cs.add(Concern{Kind: ConcernEnv, What: dump, Reason: "inline " + s.Lang + " code reads the whole environment (" + dump + ")"})
+			e.cs.add(Concern{Kind: ConcernEnv, What: dump, Reason: "inline " + lang + " code reads the whole environment (" + dump + ")"})
 		}
 		for _, n := range names {
 			if SecretLookingName(n) {
-				e.cs.add(Concern{Kind: ConcernEnv, What: "$" + n, Reason: "inline " + s.Lang + " code reads the secret-looking variable " + n})
+				e.cs.add(Concern{Kind: ConcernEnv, What: "$" + n, Reason: "inline " + lang + " code reads the secret-looking variable " + n})
 			}
 		}
 	}
