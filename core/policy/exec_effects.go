@@ -314,6 +314,14 @@ func (e *effectJudge) segment(s *shell.Segment) {
 			e.write(s, target)
 		}
 	}
+	if s.Kind == shell.KindCommand && !s.Windows && len(s.Args) > 0 {
+		switch name {
+		case "make", "gmake":
+			e.makeSegment(s)
+		case "npm", "pnpm", "yarn":
+			e.npmSegment(s)
+		}
+	}
 	if spec == nil || call == nil {
 		return
 	}
