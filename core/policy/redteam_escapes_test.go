@@ -199,4 +199,5 @@ rm -rf /+([a-z])`: `got defaults ask/policy exec.sensitive, dev ask/policy exec.
 	`echo "Build: $(date +%F)"`:                                                                          `false ask; got defaults ask/policy exec.analysis`,
 	`echo "$(git rev-parse --short HEAD)"`:                                                               `false ask; got dev ask/policy exec.analysis`,
 	`git --git-dir=.git log -1`:                                                                          `false ask; got dev ask/policy exec.analysis`,
+	"sgdisk -P -n 1:0:0 /dev/sda":                                                                        `false floor refusal (floor.go: sgdisk --pretend writes nothing); got defaults deny/floor floor.block_device_format, dev deny/floor floor.block_device_format, full deny/floor floor.block_device_format, permissive deny/floor floor.block_device_format`,
 }

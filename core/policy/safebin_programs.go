@@ -304,9 +304,13 @@ func scanSed(s string) sedScan {
 }
 
 // socatEffects: an address that is a file (a path, or OPEN:, GOPEN:, CREATE:, CREAT:, FILE:,
-// PIPE:) may be written: socat copies both ways unless -u or -U.
+// PIPE:) may be written: socat copies both ways, unless -u (first to second) or -U (second to
+// first).
 func socatEffects(c *toolCall, e *effects) {
-	for _, a := range c.p.Operands {
+	for k, a := range c.p.Operands {
+		if k == 0 && c.p.Has("u") || k == 1 && c.p.Has("U") {
+			continue // only read
+		}
 		addr, _, _ := strings.Cut(a, ",") // options follow the first comma
 		kind, rest, typed := strings.Cut(addr, ":")
 		switch {

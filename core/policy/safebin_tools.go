@@ -953,7 +953,7 @@ func parseXxd(p *argv.Parsed, args []string) error {
 	p.Reset()
 	flags := map[string]bool{"-a": true, "-autoskip": true, "-b": true, "-bits": true, "-C": true, "-capitalize": true,
 		"-e": true, "-E": true, "-EBCDIC": true, "-h": true, "-help": true, "-i": true, "-include": true, "-p": true, "-ps": true,
-		"-postscript": true, "-plain": true, "-u": true, "-d": true, "-v": true, "-version": true}
+		"-postscript": true, "-plain": true, "-u": true, "-d": true, "-v": true, "-version": true, "-r": true, "-revert": true}
 	valued := "cglnosR"
 	for i := 0; i < len(args); i++ {
 		a := args[i]

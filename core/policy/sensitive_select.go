@@ -147,8 +147,17 @@ func instantiateGlob(g, star string) string {
 
 // selected reports whether the selector, applied to the directory dir (as written), picks a
 // sensitive path out: the glob, or ok false. bad reports a pattern that cannot be read (a
-// regular expression Go cannot compile): what it selects cannot be told.
+// regular expression Go cannot compile): what it selects cannot be told. A path pattern
+// selects what its last element selects as a name ("config/**/.env" picks .env files), and
+// otherwise what it matches as a whole ("*/.ssh/*").
 func (c *sensScope) selected(dir string, sel selector) (glob string, ok, bad bool) {
+	if sel.kind == selPath || sel.kind == selRelPath {
+		if i := strings.LastIndexByte(sel.pat, '/'); i >= 0 && i < len(sel.pat)-1 && !strings.Contains(sel.pat[i+1:], "**") {
+			if g, ok, _ := c.selected(dir, selector{kind: selName, pat: sel.pat[i+1:]}); ok {
+				return g, true, false
+			}
+		}
+	}
 	m, err := compileSelector(sel)
 	if err != nil {
 		return "", false, true
