@@ -39,8 +39,11 @@ func codeReadings(lang, code string) []string {
 			d := decodeEscapes(l)
 			decoded[i] = d
 			add(d)
-			if depth < 3 && strings.ContainsAny(d, `'"`+"`") {
-				walk(d, depth+1) // code inside the literal: exec("…"), eval('…')
+			if depth < 3 && strings.ContainsAny(l, `'"`+"`") {
+				walk(l, depth+1) // code inside the literal: exec("…"), eval('…')
+				if d != l {
+					walk(d, depth+1)
+				}
 			}
 		}
 		// Pieces joined at run time: "/etc/" + "shadow", os.path.join("/etc", "shadow").
