@@ -138,8 +138,11 @@ var gitTextOptions = map[string]bool{
 
 // gitText marks the arguments git reads as text: messages, search strings and formats, and the
 // pattern of git grep.
-func gitText(c *toolCall, t *argSet) {
-	g := parseGit(c.args)
+func gitText(c *toolCall, t *argSet) { gitTextArgs(c.args, t) }
+
+// gitTextArgs is gitText over git's arguments.
+func gitTextArgs(args []string, t *argSet) {
+	g := parseGit(args)
 	if g.subIndex < 0 {
 		return
 	}
@@ -531,7 +534,7 @@ func (e *effectJudge) gitSegment(s *shell.Segment, sc *sensScope, args []string)
 	}
 	// The arguments as paths in the directories git takes them in.
 	var t argSet
-	gitText(&toolCall{args: args}, &t)
+	gitTextArgs(args, &t)
 	bases := make([]string, 0, 3)
 	if runDir != cwd && runDir != "" {
 		bases = append(bases, runDir)
@@ -539,9 +542,15 @@ func (e *effectJudge) gitSegment(s *shell.Segment, sc *sensScope, args []string)
 	if work != "" && work != runDir {
 		bases = append(bases, work)
 	}
-	roots := ancestors(runDir, 8)
-	if work != "" {
-		roots = append(roots, ancestors(work, 8)...)
+	var roots []string // the directories the top of the repository may be, worked out when needed
+	rootsOf := func() []string {
+		if roots == nil {
+			roots = ancestors(runDir, 8)
+			if work != "" {
+				roots = append(roots, ancestors(work, 8)...)
+			}
+		}
+		return roots
 	}
 	dash := false
 	for k := 0; k < len(g.rest); k++ {
@@ -571,14 +580,14 @@ func (e *effectJudge) gitSegment(s *shell.Segment, sc *sensScope, args []string)
 					e.gitPath(sc, b, inRepo)
 				}
 			} else {
-				for _, r := range roots {
+				for _, r := range rootsOf() {
 					e.gitPath(sc, r, inRepo)
 				}
 			}
 			continue
 		}
 		if top {
-			for _, r := range roots {
+			for _, r := range rootsOf() {
 				e.gitPath(sc, r, p)
 			}
 		} else {
@@ -590,7 +599,7 @@ func (e *effectJudge) gitSegment(s *shell.Segment, sc *sensScope, args []string)
 			sel := selector{kind: selRelPath, pat: p, shown: "the git pathspec " + a}
 			dirs := bases
 			if top {
-				dirs = roots
+				dirs = rootsOf()
 			}
 			if cwd != "" {
 				dirs = append(dirs, cwd)

@@ -400,6 +400,7 @@ type sensScope struct {
 	baseCand  candSet
 	homeCand  candSet
 	homeNFAs  []*globNFA // the "~/" globs instantiated for home, nil when a root covers it
+	baseProc  bool       // base may be below a /proc link
 }
 
 func (s *Sensitive) scope(cwd, home string) *sensScope {
@@ -441,6 +442,7 @@ func (c *sensScope) reset(cwd, home string) {
 	if c.base == "" {
 		c.base = c.tildeHome
 	}
+	c.baseProc = mayHaveProcLink(c.base)
 	s.collect(&c.baseCand, c.base)
 	s.collect(&c.homeCand, c.tildeHome)
 	if c.home != "" && !coveredHome(c.home) {
@@ -843,7 +845,7 @@ func (c *sensScope) match(p string) (string, bool) {
 	var cand candSet
 	c.candidates(&cand, p)
 	var full string
-	if mayHaveProcLink(p) || mayHaveProcLink(c.base) {
+	if mayHaveProcLink(p) || c.baseProc {
 		var through string
 		if full, through, _ = c.resolveProc(p); through != "" {
 			return through, true

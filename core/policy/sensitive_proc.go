@@ -19,10 +19,24 @@ const (
 	procMapFilesGlob = "/proc/*/map_files"
 )
 
-// mayHaveProcLink is the cheap test before cleanProc.
+// mayHaveProcLink is the cheap test before cleanProc: an element starting "proc" or "fd".
 func mayHaveProcLink(p string) bool {
-	return strings.Contains(p, "proc/") || strings.Contains(p, "fd/") || strings.HasSuffix(p, "/proc") ||
-		strings.HasSuffix(p, "/fd")
+	for i := 0; i < len(p); i++ {
+		if i > 0 && p[i-1] != '/' {
+			continue
+		}
+		switch p[i] {
+		case 'p':
+			if strings.HasPrefix(p[i:], "proc") {
+				return true
+			}
+		case 'f':
+			if strings.HasPrefix(p[i:], "fd") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // cleanProc cleans an absolute path like path.Clean, reading /proc/PID/root as the root it
