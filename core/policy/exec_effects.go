@@ -264,8 +264,11 @@ func (e *effectJudge) segment(s *shell.Segment) {
 		e.word(sc, a.Value, a.Pattern, a.Known, a.Prefix, readsTrees && k > 0)
 	}
 	for _, env := range s.Env {
-		if _, v, ok := strings.Cut(env, "="); ok && v != "" {
+		if k, v, ok := strings.Cut(env, "="); ok && v != "" {
 			e.word(sc, v, "", true, len(v), false)
+			if s.Judged && envNamesWrittenFile(k) && strings.ContainsAny(v, "/~") {
+				e.write(s, expandTilde(v, s.Home)) // GIT_TRACE=/tmp/x, SSLKEYLOGFILE=…: a file the program writes
+			}
 		}
 	}
 	for _, r := range s.Reads {
@@ -394,6 +397,18 @@ func (e *effectJudge) segment(s *shell.Segment) {
 			e.cs.add(Concern{Kind: ConcernEnv, What: "$" + v, Reason: "prints the secret-looking variable " + v})
 		}
 	}
+}
+
+// envNamesWrittenFile reports a variable whose value is a file the program writes: traces,
+// logs, histories, key logs.
+func envNamesWrittenFile(k string) bool {
+	switch k {
+	case "SSLKEYLOGFILE", "HISTFILE", "LESSHISTFILE", "NODE_REPL_HISTORY", "PYTHON_HISTORY", "SQLITE_HISTORY",
+		"MYSQL_HISTFILE", "PSQL_HISTORY", "COVERAGE_FILE", "CURL_TRACE", "NODE_DEBUG_FILE":
+		return true
+	}
+	return strings.HasPrefix(k, "GIT_TRACE") || strings.HasSuffix(k, "_LOGFILE") || strings.HasSuffix(k, "_LOG_FILE") ||
+		strings.HasSuffix(k, "_TRACE_FILE") || strings.HasSuffix(k, "_HISTFILE")
 }
 
 // nonDataWriters change names, links, modes or times, not what a file holds: their "write" of

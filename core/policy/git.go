@@ -470,17 +470,9 @@ func (e *effectJudge) gitSegment(s *shell.Segment, sc *sensScope, args []string)
 		}
 	}
 	for _, kv := range s.Env {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "GIT_TRACE") {
-			var ef effects
-			gitTraceTarget(v, k, &ef)
-			for _, w := range ef.writes {
-				if s.Judged {
-					e.write(s, abs(cwd, w))
-				}
-			}
-			if ef.unknown != "" {
-				e.cs.add(Concern{Kind: ConcernUnknown, What: k, Reason: ef.unknown})
-			}
+		// The files GIT_TRACE* name are written like any other such variable's (segment).
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "GIT_TRACE") && strings.HasPrefix(strings.ToLower(v), "af_unix:") {
+			e.cs.add(Concern{Kind: ConcernUnknown, What: k, Reason: k + " sends git's trace to the socket " + v})
 		}
 	}
 	for _, n := range []string{"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"} {
