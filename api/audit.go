@@ -21,6 +21,8 @@ type auditPageView struct {
 	Entries []approval.AuditEntry `json:"entries"`
 	// NextBefore is the before= of the next, older page; 0 when there is nothing older.
 	NextBefore uint64 `json:"next_before"`
+	// Damaged names entries that could not be read: the page is complete but for them.
+	Damaged []approval.DamagedRecord `json:"damaged,omitempty"`
 }
 
 type hourCountView struct {
@@ -97,13 +99,15 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, c caller) *apiErr
 	}
 	page, err := s.opts.Audit.Audit(r.Context(), q)
 	if err != nil {
-		s.log.Error("audit read failed", "err", err)
-		return errInternal
+		return s.gateError(err)
 	}
 	if page.Entries == nil {
 		page.Entries = []approval.AuditEntry{}
 	}
-	writeJSON(w, 200, auditPageView{Entries: page.Entries, NextBefore: page.NextBefore})
+	if len(page.Damaged) > 0 {
+		s.log.Warn("audit query skipped damaged entries", "damaged", len(page.Damaged))
+	}
+	writeJSON(w, 200, auditPageView{Entries: page.Entries, NextBefore: page.NextBefore, Damaged: page.Damaged})
 	return nil
 }
 
@@ -129,8 +133,7 @@ func (s *Server) auditCounts(w http.ResponseWriter, r *http.Request, c caller) *
 	}
 	counts, err := s.opts.Audit.AuditCounts(r.Context(), since, until)
 	if err != nil {
-		s.log.Error("audit counts read failed", "err", err)
-		return errInternal
+		return s.gateError(err)
 	}
 	out := make([]hourCountView, 0, len(counts))
 	for _, h := range counts {

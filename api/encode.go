@@ -36,6 +36,7 @@ func appendRequestView(dst []byte, v *requestView) []byte {
 	o.StrOmit("rule", v.Rule)
 	o.Str("cwd", v.Cwd)
 	o.Str("agent_reason", v.AgentReason)
+	o.Str("ask_reason", v.AskReason)
 	if len(v.Cards) > 0 {
 		o.Key("cards")
 		o.B = append(o.B, '[')

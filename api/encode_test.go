@@ -20,6 +20,7 @@ func FuzzRequestViewEncoding(f *testing.F) {
 		r := approval.Request{
 			ID: id, Tool: tool, Summary: summary, Source: approval.Source(source), Reason: text, Message: text + text,
 			Fingerprint: id + tool, Session: text, Agent: tool, Rule: source, CreatedAt: at, Allowed: allowed, Truncated: shape&1 != 0,
+			Cwd: summary, AgentReason: text, AskReason: summary + text,
 			State: approval.StatePending,
 		}
 		if shape&2 != 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/approvebot/approvebot/core/approval"
@@ -30,13 +31,16 @@ const hookRoute = "POST /v1/hooks/{agent}"
 // request may be pending; if the agent hangs up first, the request is cancelled.
 func (s *Server) hookEndpoint(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	adapter, ok := hooks.Lookup(r.PathValue("agent"))
-	if !ok {
-		writeError(w, newError(404, "no_route", "no hook adapter for "+strconv.Quote(r.PathValue("agent"))))
-		s.hookMetric(404, start)
-		return
+	var reply hooks.Reply
+	if adapter, ok := hooks.Lookup(r.PathValue("agent")); ok {
+		reply = s.hookReply(w, r, adapter)
+	} else {
+		// A mistyped hook URL must not be a hook that silently lets every call through:
+		// agents read a 404 as a failed hook and go on. It is refused in the format of
+		// Claude Code, the agent whose HTTP hooks post here natively (Codex's PreToolUse and
+		// PermissionRequest outputs have the same shape).
+		reply = s.unknownHookReply(w, r)
 	}
-	reply := s.hookReply(w, r, adapter)
 	if len(reply.Body) > 0 {
 		w.Header().Set("Content-Type", "application/json")
 	}
@@ -50,6 +54,15 @@ func (s *Server) hookMetric(code int, start time.Time) {
 	if s.opts.Metrics != nil {
 		s.opts.Metrics.HTTP(hookRoute, code, time.Since(start))
 	}
+}
+
+// unknownHookReply refuses a call posted to a hook endpoint no adapter serves.
+func (s *Server) unknownHookReply(w http.ResponseWriter, r *http.Request) hooks.Reply {
+	claude, _ := hooks.Lookup("claude-code")
+	body, _ := s.readBody(w, r)
+	c, _ := claude.Parse(body) // only for the event, so the refusal has its shape
+	return hooks.Refuse(claude, c, fmt.Errorf("no hook adapter for %s (approvebot answers /v1/hooks/%s)",
+		strconv.Quote(hooks.Printable(r.PathValue("agent"))), strings.Join(hooks.Names(), "|")))
 }
 
 // hookReply never fails: every failure is a refusal in the agent's format.

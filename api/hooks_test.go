@@ -225,9 +225,20 @@ func TestHookEndpointClaudeCode(t *testing.T) {
 			t.Fatalf("%q", body)
 		}
 	})
+	// A mistyped hook URL is a refusal in Claude Code's format, not a 404 that Claude Code
+	// would read as a failed hook and go on.
 	t.Run("unknown agent", func(t *testing.T) {
-		if code, _, _ := r.post(t, ctx, "/v1/hooks/claude", testAgent, "{}"); code != 404 {
-			t.Fatalf("%d", code)
+		for _, c := range []struct{ path, body, prefix string }{
+			{"/v1/hooks/claude", claudeInput("PreToolUse", "h-x", "Bash", map[string]any{"command": "ls"}), hookDenyPrefix},
+			{"/v1/hooks/Claude-Code", claudeInput("PermissionRequest", "h-x", "Bash", map[string]any{"command": "ls"}),
+				`{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":`},
+			{"/v1/hooks/claude-code%20", "garbage", hookDenyPrefix},
+			{"/v1/hooks/x", "", hookDenyPrefix},
+		} {
+			code, body, _ := r.post(t, ctx, c.path, "", c.body)
+			if code != 200 || !strings.HasPrefix(body, c.prefix) || !strings.Contains(body, "no hook adapter for") || !strings.Contains(body, "claude-code|codex|cursor|gemini") {
+				t.Errorf("%s: %d %q", c.path, code, body)
+			}
 		}
 	})
 	t.Run("rate limited", func(t *testing.T) {

@@ -160,6 +160,39 @@ func TestRequestObjectCwdAndAgentReason(t *testing.T) {
 	}
 }
 
+// The request object says why the policy asks (ask_reason, with rule), masked, from the
+// moment it is pending: in the answer, the long-poll and the operator's pending list. It is
+// always present, "" for a request the policy decided.
+func TestRequestObjectAskReason(t *testing.T) {
+	s := newTestServer(t, policy.Config{})
+	code, v := s.call(t, testAgent, "POST", "/v1/requests", `{"tool":"bash","args":{"command":"cat ~/.ssh/id_rsa /srv/ghp_abcdefghijklmnopqrstuvwxyz0123456789/.env"},"session":"s","cwd":"/repo"}`)
+	why, _ := v["ask_reason"].(string)
+	if code != 202 || v["rule"] != policy.RuleSensitive || !strings.HasPrefix(why, "touches the sensitive path /root/.ssh/id_rsa (~/.ssh) (and 1 more)") {
+		t.Fatalf("%d %v", code, v)
+	}
+	id := v["id"].(string)
+	_, v = s.call(t, testAgent, "GET", "/v1/requests/"+id, "")
+	if v["ask_reason"] != why {
+		t.Fatalf("long-poll: %v", v)
+	}
+	_, v = s.call(t, testOperator, "GET", "/v1/requests?state=pending", "")
+	list := v["requests"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["ask_reason"] != why {
+		t.Fatalf("pending list: %v", v)
+	}
+	code, v = s.call(t, testAgent, "POST", "/v1/requests", `{"tool":"bash","args":{"command":"cat /srv/ghp_abcdefghijklmnopqrstuvwxyz0123456789/.env"},"session":"s","cwd":"/repo"}`)
+	why, _ = v["ask_reason"].(string)
+	if code != 202 || !strings.HasPrefix(why, "touches the sensitive path /srv/ghp_") || strings.Contains(why, "ghp_abcdefghijklmnopqrstuvwxyz0123456789") {
+		t.Fatalf("not masked: %d %v", code, v)
+	}
+	for _, cmd := range []string{"ls", "rm -rf /"} {
+		_, v = s.call(t, testAgent, "POST", "/v1/requests", `{"tool":"bash","args":{"command":"`+cmd+`"},"session":"d","cwd":"/repo"}`)
+		if got, ok := v["ask_reason"]; !ok || got != "" || v["state"] == "pending" {
+			t.Fatalf("%s: ask_reason = %v (present %v): %v", cmd, got, ok, v)
+		}
+	}
+}
+
 // Tools other than shell tools through the API: a sensitive path in a file tool's argument
 // waits for a human even with a tool permission; an executor's code meets the floor.
 func TestToolArgumentsOverHTTP(t *testing.T) {

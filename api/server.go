@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -58,6 +60,22 @@ type AllowlistSelector struct {
 	Args    *string
 }
 
+// Backuper streams a consistent copy of the live database (GET /v1/backup). size is told
+// the copy's exact length before the first byte is written.
+type Backuper interface {
+	Backup(ctx context.Context, w io.Writer, size func(int64)) (int64, error)
+}
+
+// StoreHealth is the store's part of /healthz.
+type StoreHealth struct {
+	// Readable is false when a read transaction fails; Writable when writes fail (disk
+	// full, EPERM, read-only, EIO, the file deleted or replaced).
+	Readable bool
+	Writable bool
+	// Error says why not, for the operator ("" when both hold).
+	Error string
+}
+
 // Metrics is what the API reports.
 type Metrics interface {
 	HTTP(route string, code int, d time.Duration)
@@ -71,18 +89,29 @@ type Options struct {
 	Audit     AuditSource
 	Allowlist AllowlistStore
 	Tokens    []Token
-	MaxBody   int64
-	MaxWait   time.Duration
+	// MaxBody caps request bodies, in bytes (DefaultMaxBody); MaxWait caps the wait one
+	// call may ask for (DefaultMaxWait).
+	MaxBody int64
+	MaxWait time.Duration
 	// RateLimit (per second) and RateBurst apply per token; RateLimit 0 disables limiting.
 	RateLimit float64
 	RateBurst int
 	Metrics   Metrics
 	Logger    *slog.Logger
 	// Health reports the store's and channels' health for /healthz.
-	Health func(ctx context.Context) (storeOK bool, channels map[string]gate.Health)
+	Health func(ctx context.Context) (StoreHealth, map[string]gate.Health)
+	// Backup serves GET /v1/backup (operator only); nil answers 501.
+	Backup Backuper
 	// Extra mounts more handlers (channel webhooks), path → handler. They do their own auth.
 	Extra map[string]http.Handler
 }
+
+// Defaults of Options, one place for each: New takes them for a field left zero, and
+// config's [server] max_body and max_wait defaults are these constants.
+const (
+	DefaultMaxBody = 1 << 20
+	DefaultMaxWait = 10 * time.Minute
+)
 
 // Server serves the API.
 type Server struct {
@@ -92,6 +121,10 @@ type Server struct {
 	tokens   []hashedToken
 	mux      *http.ServeMux
 	limiters sync.Map // token name → *rate.Limiter
+	// waiting counts agents waiting in a long-poll now; parked tracks the ones answered
+	// without a goroutine (see longpoll.go) so Drain can wait for their answers.
+	waiting atomic.Int64
+	parked  sync.WaitGroup
 }
 
 type hashedToken struct {
@@ -111,20 +144,28 @@ func New(opts Options) (*Server, error) {
 		return nil, errors.New("api: gate is required")
 	}
 	if opts.MaxBody <= 0 {
-		opts.MaxBody = 1 << 20
+		opts.MaxBody = DefaultMaxBody
 	}
 	if opts.MaxWait <= 0 {
-		opts.MaxWait = 10 * time.Minute
+		opts.MaxWait = DefaultMaxWait
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{opts: opts, gate: opts.Gate, log: opts.Logger, mux: http.NewServeMux()}
+	owner := map[[sha256.Size]byte]string{}
 	for _, t := range opts.Tokens {
 		if len(t.Value) < 16 {
 			return nil, fmt.Errorf("token of %q is shorter than 16 characters", t.Name)
 		}
-		s.tokens = append(s.tokens, hashedToken{name: t.Name, role: t.Role, sum: sha256.Sum256([]byte(t.Value))})
+		sum := sha256.Sum256([]byte(t.Value))
+		// One token for two names would make them one caller: the sessions, grants and
+		// pauses of both, and the operator's rights if either is an operator.
+		if other, dup := owner[sum]; dup {
+			return nil, fmt.Errorf("%q and %q have the same token: each name needs its own", other, t.Name)
+		}
+		owner[sum] = t.Name
+		s.tokens = append(s.tokens, hashedToken{name: t.Name, role: t.Role, sum: sum})
 	}
 	s.route("POST /v1/requests", RoleAgent, s.createRequest)
 	s.route("GET /v1/requests/{id}", RoleAgent, s.getRequest)
@@ -137,6 +178,7 @@ func New(opts Options) (*Server, error) {
 	s.route("GET /v1/audit/counts", RoleOperator, s.auditCounts)
 	s.route("GET /v1/allowlist", RoleOperator, s.listAllowlist)
 	s.route("DELETE /v1/allowlist", RoleOperator, s.revokeAllowlist)
+	s.route("GET /v1/backup", RoleOperator, s.backup)
 	s.mux.HandleFunc(hookRoute, s.hookEndpoint)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	if opts.Metrics != nil {
@@ -161,6 +203,9 @@ func (s *Server) route(pattern string, need Role, h handler) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, code: 200}
 		e := s.serve(sw, r, need, h)
+		if e == errAnsweredLater {
+			return // a parked long-poll: answered (and measured) when it ends
+		}
 		if e != nil {
 			writeError(sw, e)
 		}
@@ -173,6 +218,9 @@ func (s *Server) route(pattern string, need Role, h handler) {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, need Role, h handler) (e *apiError) {
 	defer func() {
 		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p) // a stream cut on purpose (a failed backup): net/http drops the connection
+			}
 			s.log.Error("handler panic", "path", r.URL.Path, "panic", fmt.Sprint(p))
 			e = errInternal
 		}
@@ -314,6 +362,9 @@ func (s *Server) createRequest(w http.ResponseWriter, r *http.Request, c caller)
 		return s.gateError(err)
 	}
 	if rec.State == approval.StatePending && wait > 0 {
+		if s.park(w, rec, wait, c, true, "POST /v1/requests") {
+			return errAnsweredLater
+		}
 		rec = s.waitOrCancel(r, rec, wait, c)
 	}
 	writeRequest(w, rec)
@@ -323,7 +374,9 @@ func (s *Server) createRequest(w http.ResponseWriter, r *http.Request, c caller)
 // waitOrCancel blocks for the decision. If the agent goes away first, its request is
 // cancelled: an orphan must never be approved.
 func (s *Server) waitOrCancel(r *http.Request, rec approval.Request, wait time.Duration, c caller) approval.Request {
+	s.waiting.Add(1)
 	got, err := s.gate.Wait(r.Context(), rec.ID, wait)
+	s.waiting.Add(-1)
 	if err != nil {
 		return rec
 	}
@@ -380,7 +433,13 @@ func (s *Server) getRequest(w http.ResponseWriter, r *http.Request, c caller) *a
 		return e
 	}
 	if rec.State == approval.StatePending && wait > 0 {
-		if got, err := s.gate.Wait(r.Context(), rec.ID, wait); err == nil {
+		if s.park(w, rec, wait, c, false, "GET /v1/requests/{id}") {
+			return errAnsweredLater
+		}
+		s.waiting.Add(1)
+		got, err := s.gate.Wait(r.Context(), rec.ID, wait)
+		s.waiting.Add(-1)
+		if err == nil {
 			rec = got
 		}
 	}
@@ -599,7 +658,7 @@ func (s *Server) listAllowlist(w http.ResponseWriter, r *http.Request, c caller)
 	}
 	items, err := s.opts.Allowlist.ListAllowlistJSON(r.Context())
 	if err != nil {
-		return errInternal
+		return s.gateError(err)
 	}
 	writeJSON(w, 200, map[string]any{"entries": items})
 	return nil
@@ -630,8 +689,7 @@ func (s *Server) revokeAllowlist(w http.ResponseWriter, r *http.Request, c calle
 		Time: time.Now().UTC(), Event: approval.EventAllowlist, Actor: c.name,
 	})
 	if err != nil {
-		s.log.Error("allowlist revoke failed", "err", err)
-		return errInternal
+		return s.gateError(err)
 	}
 	if n == 0 {
 		return newError(404, "not_found", "no persisted allowlist entry matches that pattern, agent and args")
@@ -640,14 +698,16 @@ func (s *Server) revokeAllowlist(w http.ResponseWriter, r *http.Request, c calle
 	return nil
 }
 
+// healthz tells the truth: 503 "unhealthy" whenever the store cannot read or write (a
+// request that needs a write would be refused), "degraded" while a channel is down.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	storeOK, channels := true, map[string]gate.Health{}
+	st, channels := StoreHealth{Readable: true, Writable: true}, map[string]gate.Health{}
 	if s.opts.Health != nil {
-		storeOK, channels = s.opts.Health(r.Context())
+		st, channels = s.opts.Health(r.Context())
 	}
 	status, code := "ok", 200
-	if !storeOK {
-		status, code = "store_unavailable", 503
+	if !st.Readable || !st.Writable {
+		status, code = "unhealthy", 503
 	} else {
 		for _, h := range channels {
 			if !h.OK {
@@ -655,7 +715,11 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	writeJSON(w, code, map[string]any{"status": status, "store": storeOK, "channels": channels})
+	out := map[string]any{"status": status, "store": st.Readable, "store_writable": st.Writable, "channels": channels}
+	if st.Error != "" {
+		out["store_error"] = st.Error
+	}
+	writeJSON(w, code, out)
 }
 
 func (s *Server) gateError(err error) *apiError {
@@ -665,14 +729,35 @@ func (s *Server) gateError(err error) *apiError {
 	case errors.Is(err, approval.ErrNotFound):
 		return errNotFound
 	case errors.Is(err, gate.ErrTooManyPending):
-		return newError(429, "too_many_pending", err.Error())
+		e := newError(429, "too_many_pending", err.Error())
+		e.retryAfter = retryPendingCap
+		return e
 	case errors.Is(err, gate.ErrClosed):
 		return errClosing
+	case errors.Is(err, gate.ErrStoreUnavailable):
+		// The store logs when it stops and starts writing; one line per refusal would flood.
+		s.log.Debug("refused: the store is unavailable", "err", err)
+		return storeUnavailable(storeDetail(err))
 	case errors.Is(err, context.Canceled):
 		return newError(499, "cancelled", "the caller went away")
 	}
 	s.log.Error("request failed", "err", err)
 	return errInternal
+}
+
+// storeDetail says, without paths or internals, why the store refused.
+func storeDetail(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return "its disk is full"
+	case errors.Is(err, syscall.EROFS):
+		return "its file system is read-only"
+	case errors.Is(err, syscall.EPERM), errors.Is(err, syscall.EACCES):
+		return "its file cannot be written"
+	case errors.Is(err, syscall.EIO), strings.Contains(err.Error(), syscall.EIO.Error()):
+		return "its disk reported an I/O error"
+	}
+	return "it cannot write to it or read from it"
 }
 
 type statusWriter struct {
@@ -683,4 +768,52 @@ type statusWriter struct {
 func (w *statusWriter) WriteHeader(code int) {
 	w.code = code
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the connection (Hijack, write deadlines).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Waiting is how many agents are waiting in a long-poll now.
+func (s *Server) Waiting() int { return int(s.waiting.Load()) }
+
+// backupChunkTimeout bounds each write of a backup stream: a reader that stops reading
+// does not hold the database's read transaction (and so its free pages) for long.
+const backupChunkTimeout = time.Minute
+
+// backup streams a consistent copy of the live database (operator only). The length is
+// sent up front: a copy cut short (the connection is dropped on a failure midway) never
+// passes for a whole one.
+func (s *Server) backup(w http.ResponseWriter, r *http.Request, c caller) *apiError {
+	if s.opts.Backup == nil {
+		return newError(501, "not_available", "no backup source")
+	}
+	rc := http.NewResponseController(w)
+	started := false
+	n, err := s.opts.Backup.Backup(r.Context(), deadlineWriter{w: w, rc: rc}, func(size int64) {
+		started = true
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+		w.Header().Set("Content-Disposition", `attachment; filename="approvebot-`+time.Now().UTC().Format("20060102T150405Z")+`.db"`)
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+	})
+	if err == nil {
+		s.log.Info("backup sent", "by", c.name, "bytes", n)
+		return nil
+	}
+	if !started {
+		return s.gateError(err)
+	}
+	s.log.Error("backup failed midway: the copy was cut off", "by", c.name, "bytes", n, "err", err)
+	panic(http.ErrAbortHandler)
+}
+
+type deadlineWriter struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (d deadlineWriter) Write(p []byte) (int, error) {
+	_ = d.rc.SetWriteDeadline(time.Now().Add(backupChunkTimeout))
+	return d.w.Write(p)
 }

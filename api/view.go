@@ -32,6 +32,9 @@ type requestView struct {
 	// gave (its own words), masked and hardened like the summary; "" when not given.
 	Cwd         string `json:"cwd"`
 	AgentReason string `json:"agent_reason"`
+	// AskReason is why the policy asks a human (with Rule, the rule that asked), masked
+	// like the summary; "" when the policy did not ask.
+	AskReason string `json:"ask_reason"`
 	// Cards are the posted cards whose references are stored (operators only).
 	Cards []cardView `json:"cards,omitempty"`
 }
@@ -56,7 +59,7 @@ func viewOf(r *approval.Request) requestView {
 		ID: r.ID, State: string(r.State), Allowed: r.Allowed && r.State == approval.StateAllowed, Reason: r.Reason,
 		Message: r.Message, Summary: r.Summary, Truncated: r.Truncated, Fingerprint: r.Fingerprint,
 		CreatedAt: r.CreatedAt, Tool: r.Tool, Session: r.Session, Agent: r.Agent, Rule: r.Rule,
-		Cwd: r.Cwd, AgentReason: r.AgentReason,
+		Cwd: r.Cwd, AgentReason: r.AgentReason, AskReason: r.AskReason,
 	}
 	// Only an allow can be explicit.
 	v.Explicit = v.Allowed && r.Explicit

@@ -167,6 +167,9 @@ type Request struct {
 	// the server shows them (masked).
 	Cwd         string `json:"cwd,omitempty"`
 	AgentReason string `json:"agent_reason,omitempty"`
+	// AskReason is why the policy asks a human (Rule names the rule), as the server shows
+	// it (masked); "" when the policy did not ask.
+	AskReason string `json:"ask_reason,omitempty"`
 }
 
 // Request states.

@@ -105,6 +105,39 @@ func newFake(t *testing.T, create, get http.HandlerFunc) *fake {
 	return f
 }
 
+// dialWatch makes HTTP clients whose dials it watches: waitRefused returns once a dial
+// failed (the server was down when the client tried), so a test brings a server up after
+// the client met it down without guessing how long that takes.
+type dialWatch struct {
+	refused chan struct{}
+	once    sync.Once
+}
+
+func newDialWatch() *dialWatch { return &dialWatch{refused: make(chan struct{})} }
+
+func (d *dialWatch) client() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	var nd net.Dialer
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := nd.DialContext(ctx, network, addr)
+		if err != nil {
+			d.once.Do(func() { close(d.refused) })
+		}
+		return c, err
+	}
+	return &http.Client{Transport: tr}
+}
+
+// waitRefused reports whether a dial failed within 10 s.
+func (d *dialWatch) waitRefused() bool {
+	select {
+	case <-d.refused:
+		return true
+	case <-time.After(10 * time.Second):
+		return false
+	}
+}
+
 func answer(status int, body string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) { write(w, status, body) }
 }
@@ -329,8 +362,13 @@ func TestCreateRetriedWhenNothingStored(t *testing.T) {
 		addr := ln.Addr().String()
 		ln.Close()
 		var creates atomic.Int32
+		dw := newDialWatch()
 		go func() {
-			time.Sleep(400 * time.Millisecond)
+			// Up only once the client has found it down.
+			if !dw.waitRefused() {
+				t.Error("the client never dialled")
+				return
+			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				t.Error(err)
@@ -343,7 +381,7 @@ func TestCreateRetriedWhenNothingStored(t *testing.T) {
 			t.Cleanup(func() { srv.Close() })
 			srv.Serve(ln)
 		}()
-		c := newTestClient(t, "http://"+addr, Options{CreateRetry: 5 * time.Second})
+		c := newTestClient(t, "http://"+addr, Options{CreateRetry: 5 * time.Second, HTTPClient: dw.client()})
 		res := c.Ask(context.Background(), testAsk())
 		if !res.Allowed() {
 			t.Fatalf("not allowed: %+v", res)
@@ -422,6 +460,7 @@ func TestPollSurvivesRestart(t *testing.T) {
 	addr := ln.Addr().String()
 	var once sync.Once
 	restarted := make(chan struct{})
+	dw := newDialWatch()
 	var a *http.Server
 	a = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == "POST" {
@@ -432,7 +471,12 @@ func TestPollSurvivesRestart(t *testing.T) {
 		once.Do(func() {
 			go func() {
 				a.Close()
-				time.Sleep(300 * time.Millisecond)
+				// Back only once the client has found it gone.
+				if !dw.waitRefused() {
+					t.Error("the client never dialled the stopped server")
+					close(restarted)
+					return
+				}
 				ln2, err := net.Listen("tcp", addr)
 				if err != nil {
 					t.Error(err)
@@ -449,7 +493,7 @@ func TestPollSurvivesRestart(t *testing.T) {
 		})
 	})}
 	go a.Serve(ln)
-	c := newTestClient(t, "http://"+addr, Options{})
+	c := newTestClient(t, "http://"+addr, Options{HTTPClient: dw.client()})
 	res := c.Ask(context.Background(), testAsk())
 	<-restarted
 	if !res.Allowed() {
@@ -458,10 +502,13 @@ func TestPollSurvivesRestart(t *testing.T) {
 }
 
 func TestCancelOnCallerGone(t *testing.T) {
-	f := newFake(t, answer(202, pendingObj), nil)
-	c := newTestClient(t, f.URL, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(200*time.Millisecond, cancel)
+	// The caller goes away while the client long-polls: the poll is held until it does.
+	f := newFake(t, answer(202, pendingObj), func(w http.ResponseWriter, r *http.Request) {
+		cancel()
+		<-r.Context().Done()
+	})
+	c := newTestClient(t, f.URL, Options{})
 	res := c.Ask(ctx, testAsk())
 	if res.Allowed() || res.Verdict != VerdictError {
 		t.Fatalf("%+v", res)

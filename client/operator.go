@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -69,6 +71,7 @@ type AuditEntry struct {
 	Summary     string    `json:"summary,omitempty"`
 	Fingerprint string    `json:"fingerprint,omitempty"`
 	Rule        string    `json:"rule,omitempty"`
+	AskReason   string    `json:"ask_reason,omitempty"`
 	Channel     string    `json:"channel,omitempty"`
 	Actor       string    `json:"actor,omitempty"`
 }
@@ -236,4 +239,38 @@ func (c *Client) call(ctx context.Context, method, path string, q url.Values, bo
 		return &ProtocolError{Status: status, What: err.Error()}
 	}
 	return nil
+}
+
+// Backup streams a consistent copy of the server's live database (GET /v1/backup) into w
+// and returns the bytes written. A copy shorter than the length the server announced — the
+// server cut it off, or the connection dropped — is an error: never keep it as a backup.
+func (c *Client) Backup(ctx context.Context, w io.Writer) (int64, error) {
+	u := *c.base
+	u.Path = c.base.Path + "/v1/backup"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return 0, fmt.Errorf("building the request: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("User-Agent", c.o.UserAgent)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, &TransportError{Op: "GET /v1/backup", Err: unwrapURL(err), NotSent: notSent(err)}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxObject))
+		return 0, apiError(resp.StatusCode, resp.Header, raw)
+	}
+	if resp.ContentLength < 0 {
+		return 0, &ProtocolError{Status: resp.StatusCode, What: "the backup has no Content-Length"}
+	}
+	n, err := io.Copy(w, resp.Body)
+	if err != nil {
+		return n, &TransportError{Op: "reading the backup", Err: err}
+	}
+	if n != resp.ContentLength {
+		return n, &ProtocolError{Status: resp.StatusCode, What: fmt.Sprintf("the backup was cut off at %d of %d bytes", n, resp.ContentLength)}
+	}
+	return n, nil
 }

@@ -18,9 +18,11 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/approvebot/approvebot/api"
 	"github.com/approvebot/approvebot/channels/discord"
 	"github.com/approvebot/approvebot/channels/slack"
 	"github.com/approvebot/approvebot/channels/telegram"
+	"github.com/approvebot/approvebot/core/gate"
 	"github.com/approvebot/approvebot/core/policy"
 )
 
@@ -35,6 +37,7 @@ type Config struct {
 	Channels Channels      `toml:"channels"`
 	Routes   []Route       `toml:"routes"`
 	Log      Log           `toml:"log"`
+	Store    Store         `toml:"store"`
 }
 
 // Server is [server]. Each default and limit is the named constant below, in the order of
@@ -66,6 +69,10 @@ type Server struct {
 	// MaxPendingPerSession caps the requests of one session waiting for a human (default
 	// 200, at least 1).
 	MaxPendingPerSession int `toml:"max_pending_per_session"`
+	// MaxPendingPerAgent caps one agent token's requests waiting for a human, so that one
+	// agent cannot take every slot from the others (default: half of max_pending, when
+	// left out or 0).
+	MaxPendingPerAgent int `toml:"max_pending_per_agent"`
 	// ShutdownTimeout is how long a graceful shutdown waits for in-flight work (default 10s).
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
 	// MaxWait caps the wait an agent may ask for in one call (default 10m).
@@ -80,25 +87,26 @@ type Server struct {
 	AuditMaxEntries int `toml:"audit_max_entries"`
 }
 
-// Defaults and limits of [server], in the order of the fields.
+// Defaults and limits of [server], in the order of the fields. Those the gate and the API
+// also fall back to when given zero are theirs, named here, so each lives in one place.
 const (
 	DefaultListen               = "127.0.0.1:8470"
 	DefaultData                 = "approvebot.db"
-	DefaultApprovalTimeout      = 120 * time.Second
+	DefaultApprovalTimeout      = gate.DefaultApprovalTimeout
 	MinApprovalTimeout          = time.Second
-	DefaultMaxBody              = 1 << 20
+	DefaultMaxBody              = api.DefaultMaxBody
 	MinMaxBody                  = 1024
-	DefaultDeliveryTimeout      = 30 * time.Second
+	DefaultDeliveryTimeout      = gate.DefaultDeliveryTimeout
 	TokensFileSuffix            = ".tokens"
 	DefaultRateLimit            = 2000
 	DefaultRateBurst            = 4000
 	MinRateBurst                = 1
-	DefaultMaxPending           = 50000
+	DefaultMaxPending           = gate.DefaultMaxPendingTotal
 	MinMaxPending               = 1
-	DefaultMaxPendingPerSession = 200
+	DefaultMaxPendingPerSession = gate.DefaultMaxPendingPerSession
 	MinMaxPendingPerSession     = 1
 	DefaultShutdownTimeout      = 10 * time.Second
-	DefaultMaxWait              = 10 * time.Minute
+	DefaultMaxWait              = api.DefaultMaxWait
 )
 
 // Agent is one [[agents]] token.
@@ -175,6 +183,8 @@ func empty() Config {
 			MaxWait: Duration{Duration: DefaultMaxWait},
 		},
 		Log: Log{Level: DefaultLevel, Format: DefaultFormat},
+		Store: Store{Backend: DefaultBackend, Etcd: StoreEtcd{Prefix: DefaultPrefix,
+			DialTimeout: Duration{Duration: DefaultDialTimeout}, LeaseTTL: Duration{Duration: DefaultLeaseTTL}}},
 	}
 }
 
@@ -240,6 +250,9 @@ func (c *Config) defaults() {
 	if c.Server.TokensFile == "" {
 		c.Server.TokensFile = c.Server.Data + TokensFileSuffix
 	}
+	if c.Server.MaxPendingPerAgent == 0 {
+		c.Server.MaxPendingPerAgent = gate.DefaultMaxPendingPerAgent(c.Server.MaxPending)
+	}
 	for i := range c.Agents {
 		if c.Agents[i].Role == "" {
 			c.Agents[i].Role = DefaultRole
@@ -259,6 +272,9 @@ func (c *Config) defaults() {
 
 // Validate checks every value; errors name the key.
 func (c *Config) Validate() error {
+	if err := c.Store.Validate(); err != nil {
+		return err
+	}
 	s := c.Server
 	if _, _, err := net.SplitHostPort(s.Listen); err != nil {
 		return fmt.Errorf("server.listen: %q is not host:port: %v", s.Listen, err)
@@ -297,6 +313,9 @@ func (c *Config) Validate() error {
 	}
 	if s.AuditMaxEntries < 0 {
 		return fmt.Errorf("server.audit_max_entries: must not be negative (0: no cap), got %d", s.AuditMaxEntries)
+	}
+	if s.MaxPendingPerAgent < 0 {
+		return fmt.Errorf("server.max_pending_per_agent: must not be negative (0: half of max_pending), got %d", s.MaxPendingPerAgent)
 	}
 	names := map[string]bool{}
 	envs := map[string]bool{}

@@ -160,3 +160,27 @@ func TestExplicitValuesAndLimits(t *testing.T) {
 		})
 	}
 }
+
+func TestMaxPendingPerAgentDefaultsToHalf(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+		want      int
+	}{
+		{"default", "", 25000},
+		{"half of max_pending", "[server]\nmax_pending = 10\n", 5},
+		{"set", "[server]\nmax_pending = 10\nmax_pending_per_agent = 9\n", 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(tc.doc), "f.toml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Server.MaxPendingPerAgent != tc.want {
+				t.Fatalf("max_pending_per_agent = %d, want %d", c.Server.MaxPendingPerAgent, tc.want)
+			}
+		})
+	}
+	if _, err := Parse([]byte("[server]\nmax_pending_per_agent = -1\n"), "f.toml"); err == nil || !strings.Contains(err.Error(), "max_pending_per_agent") {
+		t.Fatalf("negative cap: %v", err)
+	}
+}

@@ -15,9 +15,11 @@ import (
 	"time"
 
 	"github.com/approvebot/approvebot"
+	"github.com/approvebot/approvebot/api"
 	"github.com/approvebot/approvebot/channels/discord"
 	"github.com/approvebot/approvebot/channels/slack"
 	"github.com/approvebot/approvebot/channels/telegram"
+	"github.com/approvebot/approvebot/core/gate"
 )
 
 // A documented default: one TOML key whose default the code sets, with where it is said.
@@ -52,6 +54,8 @@ func sectionsUnderTest(t *testing.T) []struct {
 	}{
 		{"server", ".", "Server", c.Server},
 		{"log", ".", "Log", c.Log},
+		{"store", ".", "Store", c.Store},
+		{"store.etcd", ".", "StoreEtcd", c.Store.Etcd},
 		{"channels.telegram", "../channels/telegram", "Config", tg},
 		{"channels.slack", "../channels/slack", "Config", sl},
 		{"channels.discord", "../channels/discord", "Config", dc},
@@ -59,7 +63,7 @@ func sectionsUnderTest(t *testing.T) []struct {
 }
 
 // derived defaults are computed from other keys, so no constant holds them.
-var derived = map[string]bool{"server.tokens_file": true}
+var derived = map[string]bool{"server.tokens_file": true, "server.max_pending_per_agent": true}
 
 func collectDocumented(t *testing.T) []documented {
 	t.Helper()
@@ -77,7 +81,8 @@ func collectDocumented(t *testing.T) []documented {
 				}
 				fv = fv.Elem()
 			}
-			if key == "" || fv.IsZero() || fv.Kind() == reflect.Slice || fv.Kind() == reflect.Map {
+			nested := fv.Kind() == reflect.Struct && fv.Type() != reflect.TypeOf(Duration{}) // a section of its own
+			if key == "" || fv.IsZero() || fv.Kind() == reflect.Slice || fv.Kind() == reflect.Map || nested {
 				continue
 			}
 			out = append(out, documented{section: s.name, key: key, field: f.Name, value: fv, comment: comments[f.Name], consts: consts})
@@ -254,7 +259,7 @@ func checkDocumented(d documented, example map[string]string, guide string) []st
 	} else if !sameValue(shown, d.value) {
 		problems = append(problems, fmt.Sprintf("%s: config.example.toml shows %s, the code %v", name, shown, d.value))
 	}
-	if d.section == "server" || d.section == "log" {
+	if (d.section == "server" || d.section == "log") && !derived[name] {
 		for _, said := range guideDefaults(guide, d.key) {
 			if !sameValue(said, d.value) {
 				problems = append(problems, fmt.Sprintf("%s: docs/operations.md says default %s, the code %v", name, said, d.value))
@@ -295,5 +300,133 @@ func TestDefaultsCheckCatchesDrift(t *testing.T) {
 				t.Fatalf("drift not caught: %q, want %q", p, c.problem)
 			}
 		})
+	}
+}
+
+// constructorsWithFallbacks are the constructors that give a zero option its default: each
+// must take it from the one named constant (which [server] names too), never repeat it.
+var constructorsWithFallbacks = []struct{ file, fn string }{
+	{"../core/gate/gate.go", "New"},
+	{"../api/server.go", "New"},
+	{"../web/web.go", "New"},
+}
+
+// literalFallbacks lists the options that function fn of src sets to a literal when they
+// are zero or unset: `if o.F <= 0 { o.F = 120 * time.Second }`.
+func literalFallbacks(t *testing.T, name string, src []byte, fn string) (found int, literal []string) {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), name, src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Name.Name != fn || fd.Recv != nil {
+			continue
+		}
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			ifs, ok := n.(*ast.IfStmt)
+			if !ok || len(ifs.Body.List) != 1 {
+				return true
+			}
+			cond, ok := ifs.Cond.(*ast.BinaryExpr)
+			as, ok2 := ifs.Body.List[0].(*ast.AssignStmt)
+			if !ok || !ok2 || len(as.Lhs) != 1 || len(as.Rhs) != 1 {
+				return true
+			}
+			sel, ok := as.Lhs[0].(*ast.SelectorExpr)
+			if !ok || exprString(cond.X) != exprString(sel) {
+				return true
+			}
+			found++
+			ast.Inspect(as.Rhs[0], func(n ast.Node) bool {
+				if lit, ok := n.(*ast.BasicLit); ok {
+					literal = append(literal, fmt.Sprintf("%s: %s defaults to the literal %s", name, exprString(sel), lit.Value))
+				}
+				return true
+			})
+			return true
+		})
+	}
+	return found, literal
+}
+
+// exprString renders a selector expression (opts.ApprovalTimeout) for comparison and messages.
+func exprString(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.SelectorExpr:
+		return exprString(x.X) + "." + x.Sel.Name
+	case *ast.Ident:
+		return x.Name
+	}
+	return fmt.Sprintf("%T", e)
+}
+
+// TestFallbacksNameTheirDefault: the gate, the API and the panel take a zero option's
+// default from its named constant — the one [server] uses — so no default is written twice.
+func TestFallbacksNameTheirDefault(t *testing.T) {
+	for _, c := range constructorsWithFallbacks {
+		t.Run(c.file, func(t *testing.T) {
+			src, err := os.ReadFile(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found, literal := literalFallbacks(t, c.file, src, c.fn)
+			if found == 0 {
+				t.Fatalf("no fallback found in %s: the check no longer reads this code", c.fn)
+			}
+			for _, l := range literal {
+				t.Error(l)
+			}
+		})
+	}
+	// The same [server] defaults, as the gate and the API fall back to them.
+	pairs := []struct {
+		key            string
+		config, theirs any
+	}{
+		{"approval_timeout", DefaultApprovalTimeout, gate.DefaultApprovalTimeout},
+		{"delivery_timeout", DefaultDeliveryTimeout, gate.DefaultDeliveryTimeout},
+		{"max_pending", DefaultMaxPending, gate.DefaultMaxPendingTotal},
+		{"max_pending_per_session", DefaultMaxPendingPerSession, gate.DefaultMaxPendingPerSession},
+		{"max_body", DefaultMaxBody, api.DefaultMaxBody},
+		{"max_wait", DefaultMaxWait, api.DefaultMaxWait},
+	}
+	for _, p := range pairs {
+		if fmt.Sprint(p.config) != fmt.Sprint(p.theirs) {
+			t.Errorf("[server] %s defaults to %v, the code that uses it to %v", p.key, p.config, p.theirs)
+		}
+	}
+	// And the check catches a repeated literal.
+	const planted = `package gate
+func New(opts Options) {
+	if opts.ApprovalTimeout <= 0 {
+		opts.ApprovalTimeout = 120 * time.Second
+	}
+	if opts.MaxPendingTotal <= 0 {
+		opts.MaxPendingTotal = DefaultMaxPendingTotal
+	}
+}`
+	if found, literal := literalFallbacks(t, "planted.go", []byte(planted), "New"); found != 2 || len(literal) != 1 ||
+		!strings.Contains(literal[0], "opts.ApprovalTimeout defaults to the literal 120") {
+		t.Fatalf("planted literal not caught: %d %v", found, literal)
+	}
+}
+
+// max_pending_per_agent derives from max_pending however the rest of [server] is set (a
+// tokens_file of its own included), as the gate derives it.
+func TestPerAgentCapDerives(t *testing.T) {
+	for _, server := range []string{"", "tokens_file = \"/tmp/t\"", "max_pending = 10", "max_pending = 1\ntokens_file = \"x\"", "max_pending_per_agent = 7"} {
+		c, err := Parse([]byte("[server]\n"+server+"\n"), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := gate.DefaultMaxPendingPerAgent(c.Server.MaxPending)
+		if strings.Contains(server, "per_agent") {
+			want = 7
+		}
+		if c.Server.MaxPendingPerAgent != want {
+			t.Errorf("%q: max_pending_per_agent %d, want %d", server, c.Server.MaxPendingPerAgent, want)
+		}
 	}
 }

@@ -156,3 +156,39 @@ func (h *healthCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(h.desc, prometheus.GaugeValue, v, name)
 	}
 }
+
+// StoreHealth is what the store reports for the metrics.
+type StoreHealth struct {
+	Writable    bool
+	WriteErrors uint64
+	Damaged     uint64
+}
+
+// Store registers the store's health: approvebot_store_writable (0 while requests that need
+// a write are refused), approvebot_store_write_errors_total and
+// approvebot_store_damaged_records_total, read at scrape time.
+func (m *Metrics) Store(health func() StoreHealth) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "approvebot_store_writable", Help: "1 while the store commits writes; 0 while they fail (disk full, EPERM, read-only, EIO, the file deleted or replaced) and requests that need a write are refused with 503.",
+		}, func() float64 {
+			if health().Writable {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "approvebot_store_write_errors_total", Help: "Store commits that failed since start.",
+		}, func() float64 { return float64(health().WriteErrors) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "approvebot_store_damaged_records_total", Help: "Damaged records met and quarantined since start (each record once).",
+		}, func() float64 { return float64(health().Damaged) }),
+	)
+}
+
+// Waiting registers approvebot_waiting_agents: agents waiting in a long-poll now.
+func (m *Metrics) Waiting(n func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "approvebot_waiting_agents", Help: "Agents waiting in a long-poll for a decision now (each holds one connection).",
+	}, func() float64 { return float64(n()) }))
+}

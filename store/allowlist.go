@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -14,17 +13,9 @@ import (
 	"github.com/approvebot/approvebot/core/policy"
 )
 
-// AllowlistItem is a persisted "allow always" entry with its provenance. An entry is
-// identified by its pattern, its agent ("" for every agent) and its args glob ("" for any
-// arguments): the same pattern may be persisted for several agents.
-type AllowlistItem struct {
-	Pattern   string    `json:"pattern"`
-	Agent     string    `json:"agent,omitempty"`
-	Args      string    `json:"args,omitempty"`
-	AddedBy   string    `json:"added_by"`
-	RequestID string    `json:"request_id"`
-	AddedAt   time.Time `json:"added_at"`
-}
+// AllowlistItem is a persisted "allow always" entry with its provenance (the type every
+// store shares).
+type AllowlistItem = approval.AllowlistItem
 
 // allowlistKey is the length-prefixed pattern and agent, then the args glob.
 func allowlistKey(pattern, agent, args string) []byte {
@@ -62,13 +53,16 @@ func persistAllowlist(tx *bolt.Tx, r *approval.Request, patterns []string) error
 	return nil
 }
 
+// reloadAllowlist reads the persisted entries into memory. A damaged entry is left out (it
+// allows nothing) and quarantined.
 func (s *Store) reloadAllowlist() error {
 	var entries []policy.AllowlistEntry
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketAllowlist).ForEach(func(_, v []byte) error {
+	err := s.view("allowlist", func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketAllowlist).ForEach(func(k, v []byte) error {
 			var r AllowlistItem
 			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("corrupt allowlist entry: %w", err)
+				s.quarantineLater(damagedAllowlistEntry(k, v, err))
+				return nil
 			}
 			if e, ok := policyEntry(r); ok {
 				entries = append(entries, e)
@@ -87,7 +81,7 @@ func (s *Store) reloadAllowlist() error {
 // arguments is left out until the policy can match arguments: dropping the restriction
 // would make it wider than what the human allowed.
 func policyEntry(r AllowlistItem) (policy.AllowlistEntry, bool) {
-	if r.Args != "" {
+	if !r.Unrestricted() {
 		return policy.AllowlistEntry{}, false
 	}
 	return policy.AllowlistEntry{Pattern: r.Pattern, Agent: r.Agent}, true
@@ -105,11 +99,12 @@ func (s *Store) AllowlistEntries() []policy.AllowlistEntry {
 // args.
 func (s *Store) ListAllowlist(_ context.Context) ([]AllowlistItem, error) {
 	var out []AllowlistItem
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketAllowlist).ForEach(func(_, v []byte) error {
+	err := s.view("allowlist", func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketAllowlist).ForEach(func(k, v []byte) error {
 			var r AllowlistItem
 			if err := json.Unmarshal(v, &r); err != nil {
-				return err
+				s.quarantineLater(damagedAllowlistEntry(k, v, err))
+				return nil
 			}
 			out = append(out, r)
 			return nil
@@ -118,17 +113,8 @@ func (s *Store) ListAllowlist(_ context.Context) ([]AllowlistItem, error) {
 	return out, err
 }
 
-// AllowlistSelector picks persisted entries of one pattern: a nil Agent or Args matches
-// every value, a set one only that value ("" being every agent, or any arguments).
-type AllowlistSelector struct {
-	Pattern string
-	Agent   *string
-	Args    *string
-}
-
-func (sel AllowlistSelector) matches(r AllowlistItem) bool {
-	return r.Pattern == sel.Pattern && (sel.Agent == nil || *sel.Agent == r.Agent) && (sel.Args == nil || *sel.Args == r.Args)
-}
+// AllowlistSelector picks persisted entries of one pattern (the type every store shares).
+type AllowlistSelector = approval.AllowlistSelector
 
 // RevokeAllowlist removes the persisted entries the selector picks and returns them (none:
 // nothing matched). One audit entry per removed entry names its pattern, agent and args.
@@ -139,15 +125,23 @@ func (s *Store) RevokeAllowlist(ctx context.Context, sel AllowlistSelector, audi
 		b := tx.Bucket(bucketAllowlist)
 		prefix := allowlistPatternPrefix(sel.Pattern)
 		var keys [][]byte
+		var damaged []*RecordError
 		c := b.Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			var r AllowlistItem
 			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("corrupt allowlist entry: %w", err)
+				damaged = append(damaged, damagedAllowlistEntry(k, v, err))
+				continue
 			}
-			if sel.matches(r) {
+			if sel.Matches(r) {
 				keys = append(keys, append([]byte(nil), k...))
 				revoked = append(revoked, r)
+			}
+		}
+		for _, re := range damaged {
+			// A damaged entry under the pattern is dropped too: it allows nothing.
+			if err := s.quarantineIn(tx, re); err != nil {
+				return err
 			}
 		}
 		for i, k := range keys {
@@ -166,14 +160,8 @@ func (s *Store) RevokeAllowlist(ctx context.Context, sel AllowlistSelector, audi
 	return revoked, err
 }
 
-func revokeReason(r AllowlistItem) string {
-	who := "every agent"
-	if r.Agent != "" {
-		who = "agent " + r.Agent
-	}
-	args := ""
-	if r.Args != "" {
-		args = " args " + r.Args
-	}
-	return "revoked " + r.Pattern + args + " for " + who
+func revokeReason(r AllowlistItem) string { return r.RevokeReason() }
+
+func damagedAllowlistEntry(k, v []byte, err error) *RecordError {
+	return &RecordError{Bucket: string(bucketAllowlist), Key: string(k), Raw: append([]byte(nil), v...), Err: err}
 }

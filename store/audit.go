@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -67,18 +68,22 @@ func (s *Store) AppendAudit(ctx context.Context, e approval.AuditEntry) error {
 	return s.write(ctx, false, func(tx *bolt.Tx) error { return s.appendAudit(tx, e) })
 }
 
-// Audit returns one page of matching entries: the newest before q.Before, oldest first.
+// Audit returns one page of matching entries: the newest before q.Before, oldest first. An
+// entry that does not decode is skipped and named in the page's Damaged.
 func (s *Store) Audit(_ context.Context, q approval.AuditQuery) (approval.AuditPage, error) {
 	if q.Limit <= 0 {
 		q.Limit = defaultAuditLimit
 	}
 	q.Limit = min(q.Limit, maxAuditLimit)
 	var page approval.AuditPage
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("audit", func(tx *bolt.Tx) error {
 		var err error
 		page, err = auditPage(tx, q, s.auditScan)
 		return err
 	})
+	for _, d := range page.Damaged {
+		s.noteDamaged(&RecordError{Bucket: d.Bucket, Key: d.Key, Err: errors.New(d.Error)})
+	}
 	return page, err
 }
 
@@ -99,7 +104,8 @@ func auditPage(tx *bolt.Tx, q approval.AuditQuery, budget int) (approval.AuditPa
 		last = auditKeySeq(k)
 		e, ok, merr := m.match(v)
 		if merr != nil {
-			return page, merr
+			page.Damaged = append(page.Damaged, approval.DamagedRecord{Bucket: string(bucketAudit), Key: fmt.Sprintf("%x", k), Error: merr.Error()})
+			continue
 		}
 		if ok {
 			page.Entries = append(page.Entries, e)

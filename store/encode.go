@@ -1,6 +1,8 @@
 package store
 
 import (
+	"strconv"
+
 	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/internal/jsonw"
 )
@@ -27,6 +29,7 @@ func appendAuditEntry(dst []byte, e *approval.AuditEntry) []byte {
 	o.StrOmit("summary", e.Summary)
 	o.StrOmit("fingerprint", e.Fingerprint)
 	o.StrOmit("rule", e.Rule)
+	o.StrOmit("ask_reason", e.AskReason)
 	o.StrOmit("channel", e.Channel)
 	o.StrOmit("actor", e.Actor)
 	return o.End()
@@ -56,6 +59,7 @@ func appendRequest(dst []byte, r *approval.Request) []byte {
 	o.StrOmit("agent", r.Agent)
 	o.StrOmit("cwd", r.Cwd)
 	o.StrOmit("agent_reason", r.AgentReason)
+	o.StrOmit("ask_reason", r.AskReason)
 	o.StrOmit("details", r.Details)
 	if len(r.AlwaysPatterns) > 0 {
 		o.Key("always_patterns")
@@ -98,5 +102,20 @@ func appendRequest(dst []byte, r *approval.Request) []byte {
 		o.B = append(o.B, ']')
 	}
 	o.BoolOmit("show_allow_always", r.ShowAllowAlways)
+	if w := r.Wait; w != nil {
+		o.Key("wait")
+		e := jsonw.Start(o.B, true)
+		e.Key("window")
+		e.B = strconv.AppendInt(e.B, int64(w.Window), 10)
+		e.Key("waited")
+		e.B = strconv.AppendInt(e.B, int64(w.Waited), 10)
+		e.Time("at", w.At)
+		e.StrOmit("boot", w.Boot)
+		if w.Uptime != 0 {
+			e.Key("uptime")
+			e.B = strconv.AppendInt(e.B, int64(w.Uptime), 10)
+		}
+		o.B = e.End()
+	}
 	return o.End()
 }

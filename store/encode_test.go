@@ -25,6 +25,12 @@ func fillAll(t *testing.T, v reflect.Value, tag string) {
 			f.SetBool(true)
 		case f.Kind() == reflect.Uint64:
 			f.SetUint(42)
+		case f.Kind() == reflect.Int64:
+			f.SetInt(-42)
+		case f.Kind() == reflect.Pointer && f.Type().Elem().Kind() == reflect.Struct:
+			p := reflect.New(f.Type().Elem())
+			fillAll(t, p.Elem(), name+".")
+			f.Set(p)
 		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
 			f.Set(reflect.ValueOf([]string{name + "1", name + "2"}))
 		case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Struct:

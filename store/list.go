@@ -16,20 +16,9 @@ import (
 
 // Read-only listings of session memory for the operator panel.
 
-// LedgerItem is one live session grant or one ledgered denial, with what the decision's
-// audit entry says about it while that entry is still in the trail (retention may have
-// pruned it; then only the key fields and the time are known).
-type LedgerItem struct {
-	Agent       string    `json:"agent,omitempty"`
-	Session     string    `json:"session"`
-	Fingerprint string    `json:"fingerprint"`
-	At          time.Time `json:"at"`
-	RequestID   string    `json:"request_id,omitempty"`
-	Tool        string    `json:"tool,omitempty"`
-	Summary     string    `json:"summary,omitempty"`
-	DecidedBy   string    `json:"decided_by,omitempty"`
-	Reason      string    `json:"reason,omitempty"`
-}
+// LedgerItem is one live session grant or one ledgered denial (the type every store
+// shares).
+type LedgerItem = ledger.Item
 
 // Grants lists the live session grants, newest first, at most limit of them (limit <= 0:
 // all), and how many there are in all.
@@ -52,7 +41,7 @@ func (s *Store) Denials(_ context.Context, limit int) ([]LedgerItem, int, error)
 func (s *Store) ledgerItems(bucket []byte, limit int, made func(*approval.AuditEntry) bool) ([]LedgerItem, int, error) {
 	var out []LedgerItem
 	total := 0
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(string(bucket), func(tx *bolt.Tx) error {
 		err := tx.Bucket(bucket).ForEach(func(k, v []byte) error {
 			agent, session, fp, ok := splitLedgerKey(k)
 			if !ok {
@@ -108,7 +97,7 @@ func describe(tx *bolt.Tx, it *LedgerItem, made func(*approval.AuditEntry) bool)
 		n++
 		var e approval.AuditEntry
 		if err := json.Unmarshal(v, &e); err != nil {
-			return fmt.Errorf("corrupt audit entry: %w", err)
+			continue // damaged: Audit and verify name it
 		}
 		if e.Event != approval.EventDecision || e.Session != it.Session || e.Fingerprint != it.Fingerprint || !made(&e) {
 			continue
@@ -156,7 +145,7 @@ func cutLengthPrefixed(k []byte) (part string, rest []byte, ok bool) {
 // whose session it is; "" is the record every agent of that name shares.
 func (s *Store) PausedSessions(_ context.Context, limit int) ([]ledger.Session, int, error) {
 	var out []ledger.Session
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("sessions", func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
 			agent, name, ok := splitSessionKey(k)
 			if !ok {
@@ -164,7 +153,9 @@ func (s *Store) PausedSessions(_ context.Context, limit int) ([]ledger.Session, 
 			}
 			var sess ledger.Session
 			if err := json.Unmarshal(v, &sess); err != nil {
-				return fmt.Errorf("corrupt session %q: %w", k, err)
+				// Damaged: it reads as paused (and is quarantined), so it is listed as such.
+				s.quarantineLater(&RecordError{Bucket: string(bucketSessions), Key: string(k), Raw: append([]byte(nil), v...), Err: err})
+				sess = damagedSession(name, agent, time.Time{})
 			}
 			if sess.Paused {
 				sess.Name, sess.Agent = name, agent

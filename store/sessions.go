@@ -46,12 +46,36 @@ func checkKeyPart(what, s string) error {
 	return nil
 }
 
-// readOwnSession reads one record as stored (zero value with the names set when absent).
-func readOwnSession(tx *bolt.Tx, agent, name string) (ledger.Session, bool, error) {
+// readOwnSession reads one record as stored (zero value with the names set when absent). A
+// damaged record reads as a paused session with a *RecordError: readers go on with that
+// (readOnly), writers quarantine it first (ownSessionIn).
+func (s *Store) readOwnSession(tx *bolt.Tx, agent, name string) (ledger.Session, bool, error) {
 	var sess ledger.Session
-	found, err := getJSON(tx.Bucket(bucketSessions), sessionKey(agent, name), &sess)
+	found, err := getJSON(tx.Bucket(bucketSessions), bucketSessions, sessionKey(agent, name), &sess)
+	if err != nil {
+		return damagedSession(name, agent, s.now().UTC()), found, err
+	}
 	sess.Name, sess.Agent = name, agent
 	return sess, found, err
+}
+
+// ownSessionIn reads one record inside a write transaction, quarantining a damaged one.
+func (s *Store) ownSessionIn(tx *bolt.Tx, agent, name string) (ledger.Session, bool, error) {
+	sess, found, err := s.readOwnSession(tx, agent, name)
+	if re := asRecordError(err); re != nil {
+		return sess, found, s.quarantineIn(tx, re)
+	}
+	return sess, found, err
+}
+
+// readOnly passes a damaged record met by a read to the background quarantine: the read
+// goes on with the record's stand-in.
+func (s *Store) readOnly(err error) error {
+	if re := asRecordError(err); re != nil {
+		s.quarantineLater(re)
+		return nil
+	}
+	return err
 }
 
 func putSession(tx *bolt.Tx, sess ledger.Session) error {
@@ -62,14 +86,15 @@ func putSession(tx *bolt.Tx, sess ledger.Session) error {
 }
 
 // readSession is the agent's session as it applies to the agent: its own record merged
-// with the one every agent of the name shares.
-func readSession(tx *bolt.Tx, agent, name string) (ledger.Session, error) {
-	own, _, err := readOwnSession(tx, agent, name)
-	if err != nil || agent == "" {
+// with the one every agent of the name shares. A damaged record is read as paused and
+// queued for quarantine.
+func (s *Store) readSession(tx *bolt.Tx, agent, name string) (ledger.Session, error) {
+	own, _, err := s.readOwnSession(tx, agent, name)
+	if err = s.readOnly(err); err != nil || agent == "" {
 		return own, err
 	}
-	shared, _, err := readOwnSession(tx, "", name)
-	if err != nil {
+	shared, _, err := s.readOwnSession(tx, "", name)
+	if err = s.readOnly(err); err != nil {
 		return own, err
 	}
 	return ledger.Merge(own, shared), nil
@@ -78,9 +103,9 @@ func readSession(tx *bolt.Tx, agent, name string) (ledger.Session, error) {
 // Session returns the agent's session as it applies to the agent (zero value when unknown).
 func (s *Store) Session(_ context.Context, agent, name string) (ledger.Session, error) {
 	var sess ledger.Session
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("sessions", func(tx *bolt.Tx) error {
 		var err error
-		sess, err = readSession(tx, agent, name)
+		sess, err = s.readSession(tx, agent, name)
 		return err
 	})
 	return sess, err
@@ -89,7 +114,7 @@ func (s *Store) Session(_ context.Context, agent, name string) (ledger.Session, 
 // HasGrant reports the agent's session grant for the fingerprint.
 func (s *Store) HasGrant(_ context.Context, agent, session, fp string) (bool, error) {
 	var ok bool
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("grants", func(tx *bolt.Tx) error {
 		ok = tx.Bucket(bucketGrants).Get(ledgerKey(agent, session, fp)) != nil
 		return nil
 	})
@@ -106,7 +131,7 @@ func denied(tx *bolt.Tx, agent, session, fp string) bool {
 // IsDenied reports a ledgered human denial of the fingerprint in the agent's session.
 func (s *Store) IsDenied(_ context.Context, agent, session, fp string) (bool, error) {
 	var ok bool
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("denials", func(tx *bolt.Tx) error {
 		ok = denied(tx, agent, session, fp)
 		return nil
 	})
@@ -116,9 +141,9 @@ func (s *Store) IsDenied(_ context.Context, agent, session, fp string) (bool, er
 // Lookup reads the agent's session, grant and denial in one transaction.
 func (s *Store) Lookup(_ context.Context, agent, session, fp string) (ledger.Lookup, error) {
 	var l ledger.Lookup
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("sessions, grants and denials", func(tx *bolt.Tx) error {
 		var err error
-		if l.Session, err = readSession(tx, agent, session); err != nil {
+		if l.Session, err = s.readSession(tx, agent, session); err != nil {
 			return err
 		}
 		l.Granted = agent != "" && tx.Bucket(bucketGrants).Get(ledgerKey(agent, session, fp)) != nil
@@ -131,7 +156,7 @@ func (s *Store) Lookup(_ context.Context, agent, session, fp string) (ledger.Loo
 // applySessionEffects applies a decision's grant and denial to the requesting agent's
 // session. A request without an agent (none is filed through the API) is refused rather
 // than written to the record every agent shares.
-func applySessionEffects(tx *bolt.Tx, r *approval.Request, eff ledger.Effects) error {
+func (s *Store) applySessionEffects(tx *bolt.Tx, r *approval.Request, eff ledger.Effects) error {
 	if !eff.Grant && !eff.Denial {
 		return nil
 	}
@@ -155,7 +180,7 @@ func applySessionEffects(tx *bolt.Tx, r *approval.Request, eff ledger.Effects) e
 		if err := tx.Bucket(bucketDenials).Put(k, at); err != nil {
 			return err
 		}
-		sess, _, err := readOwnSession(tx, r.Agent, r.Session)
+		sess, _, err := s.ownSessionIn(tx, r.Agent, r.Session)
 		if err != nil {
 			return err
 		}
@@ -178,7 +203,7 @@ func (s *Store) LinkParent(ctx context.Context, agent, session, parent string) e
 		return fmt.Errorf("linking session %q: no agent", session)
 	}
 	return s.write(ctx, false, func(tx *bolt.Tx) error {
-		sess, _, err := readOwnSession(tx, agent, session)
+		sess, _, err := s.ownSessionIn(tx, agent, session)
 		if err != nil || sess.Parent != "" {
 			return err
 		}
@@ -189,7 +214,7 @@ func (s *Store) LinkParent(ctx context.Context, agent, session, parent string) e
 
 // agentRecords calls fn for every agent's own record of a session name, in agent order
 // (the shared record is not among them).
-func agentRecords(tx *bolt.Tx, name string, fn func(key []byte, sess ledger.Session) error) error {
+func (s *Store) agentRecords(tx *bolt.Tx, name string, fn func(key []byte, sess ledger.Session) error) error {
 	prefix := sessionPrefix(name)
 	c := tx.Bucket(bucketSessions).Cursor()
 	var keys [][]byte
@@ -200,7 +225,7 @@ func agentRecords(tx *bolt.Tx, name string, fn func(key []byte, sess ledger.Sess
 	}
 	for _, k := range keys {
 		agent := string(k[len(prefix):])
-		sess, _, err := readOwnSession(tx, agent, name)
+		sess, _, err := s.ownSessionIn(tx, agent, name)
 		if err != nil {
 			return err
 		}
@@ -219,12 +244,12 @@ func (s *Store) UpdateSession(ctx context.Context, agent, name string, set ledge
 	var out ledger.Records
 	err := s.write(ctx, false, func(tx *bolt.Tx) error {
 		out = ledger.Records{}
-		shared, _, err := readOwnSession(tx, "", name)
+		shared, _, err := s.ownSessionIn(tx, "", name)
 		if err != nil {
 			return err
 		}
 		if agent != "" {
-			own, _, err := readOwnSession(tx, agent, name)
+			own, _, err := s.ownSessionIn(tx, agent, name)
 			if err != nil {
 				return err
 			}
@@ -240,7 +265,7 @@ func (s *Store) UpdateSession(ctx context.Context, agent, name string, set ledge
 			return err
 		}
 		out.Shared = shared
-		err = agentRecords(tx, name, func(_ []byte, own ledger.Session) error {
+		err = s.agentRecords(tx, name, func(_ []byte, own ledger.Session) error {
 			set.Yield(&own)
 			out.Agents = append(out.Agents, own)
 			return putSession(tx, own)
@@ -261,12 +286,12 @@ func (s *Store) Unpause(ctx context.Context, agent, name string, audit approval.
 	lift := func(sess *ledger.Session) { sess.Paused, sess.PausedAt, sess.Denials = false, time.Time{}, 0 }
 	err := s.write(ctx, false, func(tx *bolt.Tx) error {
 		out = ledger.Records{}
-		shared, sharedFound, err := readOwnSession(tx, "", name)
+		shared, sharedFound, err := s.ownSessionIn(tx, "", name)
 		if err != nil {
 			return err
 		}
 		if agent != "" {
-			own, _, err := readOwnSession(tx, agent, name)
+			own, _, err := s.ownSessionIn(tx, agent, name)
 			if err != nil {
 				return err
 			}
@@ -284,7 +309,7 @@ func (s *Store) Unpause(ctx context.Context, agent, name string, audit approval.
 			}
 		}
 		out.Shared = shared
-		err = agentRecords(tx, name, func(_ []byte, own ledger.Session) error {
+		err = s.agentRecords(tx, name, func(_ []byte, own ledger.Session) error {
 			lift(&own)
 			out.Agents = append(out.Agents, own)
 			return putSession(tx, own)

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,8 @@ var (
 	bucketDenials   = []byte("denials")
 	bucketAllowlist = []byte("allowlist")
 	bucketAudit     = []byte("audit")
+	// bucketQuarantine keeps damaged records moved aside, keyed by bucket and key.
+	bucketQuarantine = []byte("quarantine")
 
 	// The audit trail's indexes and counters (index.go, counts.go), written in the
 	// transaction of the entry they describe.
@@ -47,7 +50,8 @@ var (
 	bucketAuditParts   = []byte("audit_parts")   // last audit key → partition (deferred.go)
 
 	allBuckets = [][]byte{bucketMeta, bucketRequests, bucketPending, bucketSessions, bucketGrants, bucketDenials, bucketAllowlist, bucketAudit,
-		bucketAuditSeq, bucketAuditRequest, bucketAuditSession, bucketAuditAgent, bucketAuditHours, bucketAuditParts}
+		bucketAuditSeq, bucketAuditRequest, bucketAuditSession, bucketAuditAgent, bucketAuditHours, bucketAuditParts,
+		bucketQuarantine}
 
 	keySchema = []byte("schema_version")
 	// keyAuditRemoved counts the audit entries ever removed, so the trail's length is
@@ -75,9 +79,12 @@ const appendFill = 0.9
 type Options struct {
 	// LockTimeout is how long Open waits for another process's lock (default 2s).
 	LockTimeout time.Duration
-	// Now is the clock for audit keys; nil means time.Now.
+	// Now is the clock for audit keys and the clock checkpoint; nil means time.Now.
 	Now func() time.Time
-	// Logger reports migrations at open; nil discards.
+	// ProbeInterval is how often the store checks that its file is still in place and that
+	// a small write (the clock checkpoint) commits (default 1s; negative turns it off).
+	ProbeInterval time.Duration
+	// Logger receives migrations at open and the store's warnings and errors; nil discards.
 	Logger *slog.Logger
 	// Retention is applied by every group commit (Prune also applies it on demand).
 	Retention Retention
@@ -115,6 +122,24 @@ type Store struct {
 	appended     int
 
 	writes, commits, commitNanos atomic.Uint64
+
+	// h is the write health; isLost is set once no write will be tried again.
+	h      health
+	isLost atomic.Bool
+	// commitStart is when the commit now running began (Unix ns; 0 when none is).
+	commitStart atomic.Int64
+	// fileID identifies the file opened, to notice it being deleted or replaced.
+	fileID os.FileInfo
+	// lastAlive is the clock checkpoint found at open; ckWall/ckMono the last one written.
+	lastAlive      time.Time
+	ckMu           sync.Mutex
+	ckWall, ckMono time.Time
+	probeStop      chan struct{}
+	probeDone      chan struct{}
+	stopProbe      sync.Once
+	// quarantining dedupes the background quarantine of records met by reads; damagedSeen
+	// counts and logs each damaged record once.
+	quarantining, damagedSeen sync.Map
 }
 
 var _ gate.Store = (*Store)(nil)
@@ -129,7 +154,10 @@ type op struct {
 // ErrLocked is returned by Open when another process holds the database.
 var ErrLocked = errors.New("database is locked by another process")
 
-// Open opens (or creates) the database file, creating every bucket in one transaction.
+// Open opens the database file, or creates it where no file exists, creating every bucket
+// in one transaction. An existing file that is empty, truncated or damaged is a
+// *DamagedFileError: it is never replaced by a new database. Start-up reads only the meta
+// pages and the pages bbolt itself must walk to open the file, so it stays fast at any size.
 func Open(path string, opts Options) (*Store, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = 2 * time.Second
@@ -137,58 +165,101 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.ProbeInterval == 0 {
+		opts.ProbeInterval = time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("creating data directory: %w", err)
 		}
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
+	existed, warning, err := preflight(path)
+	if err != nil {
+		return nil, err
+	}
+	if warning != "" {
+		opts.Logger.Warn("database meta page damaged: bbolt uses the other one, which may be one transaction older", "db", path, "detail", warning)
 	}
 	bopts := boltOptions(opts.LockTimeout)
 	bopts.NoFreelistSync = opts.unsyncedFreelist
-	db, err := bolt.Open(path, 0o600, bopts)
+	var db *bolt.DB
+	err = guard("", func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, bopts)
+		return err
+	})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, fmt.Errorf("database %s is locked by another process (is another approvebot running?): %w", path, ErrLocked)
 		}
+		if existed && (errors.Is(err, ErrDamaged) || errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch)) {
+			return nil, &DamagedFileError{Path: path, Detail: err.Error()}
+		}
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
 	}
 	var version uint32
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, name := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
+	var lastAlive time.Time
+	err = guard("meta", func() error {
+		return db.Update(func(tx *bolt.Tx) error {
+			for _, name := range allBuckets {
+				if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+					return fmt.Errorf("bucket %s: %w", name, err)
+				}
 			}
-		}
-		v, ok := schemaVersion(tx)
-		switch {
-		case !ok:
-			version = SchemaVersion
-			return putSchemaVersion(tx, SchemaVersion) // a new file
-		case v > SchemaVersion:
-			return fmt.Errorf("database schema version %d, this approvebot reads version %d", v, SchemaVersion)
-		}
-		version = v
-		return nil
+			lastAlive = readAlive(tx)
+			v, ok := schemaVersion(tx)
+			switch raw := tx.Bucket(bucketMeta).Get(keySchema); {
+			case raw != nil && !ok:
+				return &DamageError{Bucket: "meta", Detail: fmt.Sprintf("the schema version is %d bytes, not 4", len(raw))}
+			case !ok:
+				if k, _ := tx.Bucket(bucketRequests).Cursor().First(); existed && k != nil {
+					return &DamageError{Bucket: "meta", Detail: "the schema version is missing although requests are stored"}
+				}
+				version = SchemaVersion
+				return putSchemaVersion(tx, SchemaVersion) // a new file
+			case v > SchemaVersion:
+				return fmt.Errorf("database schema version %d, this approvebot reads version %d", v, SchemaVersion)
+			}
+			version = v
+			return nil
+		})
 	})
 	if err == nil && version < SchemaVersion {
-		err = migrate(db, version, migrateEnv{log: opts.Logger, chunk: migrateChunk, now: opts.Now})
+		err = guard("", func() error {
+			return migrate(db, version, migrateEnv{log: opts.Logger, chunk: migrateChunk, now: opts.Now})
+		})
 	}
 	if err != nil {
 		db.Close()
+		if errors.Is(err, ErrDamaged) {
+			return nil, &DamagedFileError{Path: path, Detail: err.Error()}
+		}
 		return nil, fmt.Errorf("initialising database %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, now: opts.Now, log: opts.Logger, ops: make(chan *op, 4096), wdone: make(chan struct{}),
-		auditScan: defaultAuditScan, deferredBatch: defaultDeferredBatch}
+		auditScan: defaultAuditScan, deferredBatch: defaultDeferredBatch, lastAlive: lastAlive}
 	s.build = &op{fn: s.buildDeferred, done: make(chan error, 1)}
 	s.retention = opts.Retention
 	s.retain = &op{fn: s.retainStep, done: make(chan error, 1)}
+	s.h.writable = true
+	if s.fileID, err = os.Stat(path); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
 	if err := s.reloadAllowlist(); err != nil {
 		db.Close()
 		return nil, err
 	}
 	go s.writer()
+	s.probeStop, s.probeDone = make(chan struct{}), make(chan struct{})
+	if opts.ProbeInterval > 0 {
+		go s.probe(opts.ProbeInterval)
+	} else {
+		close(s.probeDone)
+	}
 	return s, nil
 }
 
@@ -208,8 +279,22 @@ func boltOptions(lockTimeout time.Duration) *bolt.Options {
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close stops the writer after the queued writes and closes the file.
+// Close stops the probe, writes a last clock checkpoint, stops the writer after the queued
+// writes and closes the file.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.Unlock()
+	s.stopProbe.Do(func() { close(s.probeStop) })
+	<-s.probeDone
+	if s.lostReason() == "" {
+		ctx, cancel := context.WithTimeout(context.Background(), stuckWrite)
+		_ = s.checkpoint(ctx)
+		cancel()
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -230,7 +315,7 @@ func (s *Store) Ping() error {
 	if closed {
 		return ErrClosed
 	}
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.view("meta", func(tx *bolt.Tx) error {
 		if tx.Bucket(bucketMeta) == nil {
 			return errors.New("meta bucket missing")
 		}
@@ -271,6 +356,9 @@ var ErrClosed = errors.New("store is closed")
 // write queues fn for the next group commit and waits until it is committed. fn must only
 // touch tx (it may run more than once when another write in its group fails).
 func (s *Store) write(ctx context.Context, allowlist bool, fn func(tx *bolt.Tx) error) error {
+	if reason := s.lostReason(); reason != "" {
+		return &UnavailableError{Path: s.path, Err: errLost{reason}}
+	}
 	o := &op{fn: fn, done: make(chan error, 1), allowlist: allowlist}
 	s.mu.RLock()
 	if s.closed {
@@ -291,6 +379,8 @@ func (s *Store) write(ctx context.Context, allowlist bool, fn func(tx *bolt.Tx) 
 
 func (s *Store) writer() {
 	defer close(s.wdone)
+	// Faults on the memory map become panics here, which commit recovers.
+	debug.SetPanicOnFault(true)
 	batch := make([]*op, 0, maxBatch+2)
 	for first := range s.ops {
 		batch = append(batch[:0], first)
@@ -339,21 +429,41 @@ func (s *Store) writer() {
 	}
 }
 
-// commit runs a group in one transaction. When one function fails, it alone gets the
-// error and the others are committed without it.
+// commit runs a group in one transaction. When one function fails, it alone gets the error
+// and the others are committed without it. When the commit itself fails, every write of the
+// group gets an *UnavailableError and the store's health says so; when bbolt panics (damage
+// met by the write), the store stops writing for good.
 func (s *Store) commit(batch []*op) {
 	for len(batch) > 0 {
 		failed := -1
-		err := s.db.Update(func(tx *bolt.Tx) error {
-			for i, o := range batch {
-				if err := o.fn(tx); err != nil {
+		err := guard("", func() error {
+			return s.db.Update(func(tx *bolt.Tx) error {
+				for i, o := range batch {
 					failed = i
-					return err
+					if err := o.fn(tx); err != nil {
+						return err
+					}
 				}
-			}
-			return nil
+				failed = -1
+				s.commitStart.Store(time.Now().UnixNano())
+				return nil
+			})
 		})
+		s.commitStart.Store(0)
+		var de *DamageError
+		if errors.As(err, &de) && de.Panicked {
+			// bbolt panicked inside the write transaction. Its rollback rebuilds the free
+			// list and, on damage, may panic again before releasing the writer lock:
+			// another Update could wait forever. Stop writing.
+			s.lose(fmt.Sprintf("bbolt failed inside a write transaction (%s): no more writes until approvebot is restarted; "+
+				"stop it and run `approvebot verify %s`", de.Error(), s.path))
+			for _, o := range batch {
+				o.done <- &UnavailableError{Path: s.path, Err: err}
+			}
+			return
+		}
 		if err == nil {
+			s.noteCommit(nil)
 			reload := false
 			for _, o := range batch {
 				reload = reload || o.allowlist
@@ -369,6 +479,10 @@ func (s *Store) commit(batch []*op) {
 			return
 		}
 		if failed < 0 {
+			if !errors.Is(err, ErrDamaged) {
+				s.noteCommit(err)
+				err = &UnavailableError{Path: s.path, Err: err}
+			}
 			for _, o := range batch {
 				o.done <- err
 			}
@@ -379,13 +493,15 @@ func (s *Store) commit(batch []*op) {
 	}
 }
 
-func getJSON(b *bolt.Bucket, key []byte, v any) (bool, error) {
+// getJSON decodes one record; a record that does not decode is a *RecordError naming the
+// bucket and the key.
+func getJSON(b *bolt.Bucket, name []byte, key []byte, v any) (bool, error) {
 	raw := b.Get(key)
 	if raw == nil {
 		return false, nil
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return true, fmt.Errorf("corrupt record %q in %s: %w", key, "bucket", err)
+		return true, &RecordError{Bucket: string(name), Key: string(key), Raw: append([]byte(nil), raw...), Err: err}
 	}
 	return true, nil
 }
@@ -400,9 +516,23 @@ func putJSON(b *bolt.Bucket, key []byte, v any) error {
 
 // --- requests ---
 
-func readRequest(tx *bolt.Tx, id string) (approval.Request, bool, error) {
+// readRequest reads a request's record. A damaged record reads as its stand-in (denied by
+// the store) with a *RecordError: readers go on with that, writers quarantine it first.
+func (s *Store) readRequest(tx *bolt.Tx, id string) (approval.Request, bool, error) {
 	var r approval.Request
-	found, err := getJSON(tx.Bucket(bucketRequests), []byte(id), &r)
+	found, err := getJSON(tx.Bucket(bucketRequests), bucketRequests, []byte(id), &r)
+	if re := asRecordError(err); re != nil {
+		return damagedRequest(id, re.Raw, s.now().UTC()), true, err
+	}
+	return r, found, err
+}
+
+// requestIn reads a request inside a write transaction, quarantining a damaged record.
+func (s *Store) requestIn(tx *bolt.Tx, id string) (approval.Request, bool, error) {
+	r, found, err := s.readRequest(tx, id)
+	if re := asRecordError(err); re != nil {
+		return r, found, s.quarantineIn(tx, re)
+	}
 	return r, found, err
 }
 
@@ -432,10 +562,11 @@ func (s *Store) Create(ctx context.Context, r *approval.Request, audit approval.
 // Get returns a request by id.
 func (s *Store) Get(_ context.Context, id string) (approval.Request, error) {
 	var r approval.Request
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("requests", func(tx *bolt.Tx) error {
 		var found bool
 		var err error
-		r, found, err = readRequest(tx, id)
+		r, found, err = s.readRequest(tx, id)
+		err = s.readOnly(err)
 		if err == nil && !found {
 			err = approval.ErrNotFound
 		}
@@ -444,12 +575,18 @@ func (s *Store) Get(_ context.Context, id string) (approval.Request, error) {
 	return r, err
 }
 
-// Pending returns every request still pending in the store.
-func (s *Store) Pending(_ context.Context) ([]approval.Request, error) {
+// Pending returns every request still pending in the store. A damaged record among them is
+// quarantined (its request denied by the store) and left out; the others are returned.
+func (s *Store) Pending(ctx context.Context) ([]approval.Request, error) {
 	var out []approval.Request
-	err := s.db.View(func(tx *bolt.Tx) error {
+	var damaged []*RecordError
+	err := s.view("pending", func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketPending).ForEach(func(k, _ []byte) error {
-			r, found, err := readRequest(tx, string(k))
+			r, found, err := s.readRequest(tx, string(k))
+			if re := asRecordError(err); re != nil {
+				damaged = append(damaged, re)
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -459,7 +596,16 @@ func (s *Store) Pending(_ context.Context) ([]approval.Request, error) {
 			return nil
 		})
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	for _, re := range damaged {
+		s.noteDamaged(re)
+		if err := s.quarantineNow(ctx, re); err != nil {
+			return out, fmt.Errorf("quarantining %v: %w", re, err)
+		}
+	}
+	return out, nil
 }
 
 // Resolve is the compare-and-set every decision goes through.
@@ -468,7 +614,7 @@ func (s *Store) Resolve(ctx context.Context, id string, res approval.Resolution,
 	var won bool
 	err := s.write(ctx, len(eff.Allowlist) > 0, func(tx *bolt.Tx) error {
 		won = false
-		r, found, err := readRequest(tx, id)
+		r, found, err := s.requestIn(tx, id)
 		if err != nil {
 			return err
 		}
@@ -495,7 +641,7 @@ func (s *Store) Resolve(ctx context.Context, id string, res approval.Resolution,
 		r.Allowed = apply.Outcome.Allows() && apply.State == approval.StateAllowed
 		r.Explicit = r.Allowed && apply.Explicit
 		r.DecidedBy, r.Reason, r.Message, r.DecidedAt = apply.DecidedBy, apply.Reason, apply.Message, apply.DecidedAt
-		if err := applySessionEffects(tx, &r, effects); err != nil {
+		if err := s.applySessionEffects(tx, &r, effects); err != nil {
 			return err
 		}
 		if err := persistAllowlist(tx, &r, effects.Allowlist); err != nil {
@@ -524,7 +670,7 @@ func (s *Store) Resolve(ctx context.Context, id string, res approval.Resolution,
 func (s *Store) AddCard(ctx context.Context, id string, ref approval.CardRef) (approval.Request, error) {
 	var out approval.Request
 	err := s.write(ctx, false, func(tx *bolt.Tx) error {
-		r, found, err := readRequest(tx, id)
+		r, found, err := s.requestIn(tx, id)
 		if err != nil {
 			return err
 		}

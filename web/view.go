@@ -90,6 +90,8 @@ type requestView struct {
 	Session     string
 	Cwd         string
 	AgentReason string
+	// AskReason is why the policy asks (or asked) a human.
+	AskReason   string
 	Rule        string
 	Fingerprint string
 	Created     string
@@ -142,7 +144,7 @@ func (s *Server) requestView(r *approval.Request, sess session) requestView {
 	now := s.now()
 	v := requestView{
 		ID: c.RequestID, Href: requestHref(r.ID), Tool: c.Tool, Summary: c.Summary, Truncated: c.Truncated,
-		Agent: c.Agent, Session: c.Session, Cwd: c.Cwd, AgentReason: c.AgentReason,
+		Agent: c.Agent, Session: c.Session, Cwd: c.Cwd, AgentReason: c.AgentReason, AskReason: c.AskReason,
 		Rule: clean(r.Rule, maxRule), Fingerprint: clean(r.Fingerprint, maxFingerprint),
 		Created: fmtTime(r.CreatedAt), CreatedISO: isoTime(r.CreatedAt),
 		Pending: r.Live(now), State: string(r.State), Title: outcomeTitle(r), CSRF: sess.csrf,

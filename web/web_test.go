@@ -283,6 +283,30 @@ func TestPendingShowsWhatTheCardShows(t *testing.T) {
 	}
 }
 
+// The panel says why approvebot asks, as every card does: the sensitive path the command
+// touches, on the pending list and the request's page, and "asked" once it is decided.
+func TestPanelSaysWhyApprovebotAsks(t *testing.T) {
+	r := newRig(t, policy.Config{})
+	rec := r.askCmd("s", "cat /home/alice/.ssh/id_rsa")
+	const why = "touches the sensitive path /home/alice/.ssh/id_rsa (~/.ssh)"
+	if rec.AskReason != why {
+		t.Fatalf("ask reason %q", rec.AskReason)
+	}
+	waitUntil(t, "the card posted", func() bool { return len(r.get(rec.ID).Cards) == 1 })
+	b := r.browser()
+	b.mustSignIn()
+	line := "<dt>Why approvebot asks</dt><dd>" + why + "</dd>"
+	wantIn(t, text(b.get("/ui/").body), line, "<code>cat /home/alice/.ssh/id_rsa</code>", "<dt>Rule that asked</dt><dd><code>exec.sensitive</code></dd>")
+	wantIn(t, text(b.get("/ui/requests/"+rec.ID).body), line)
+	if a := b.decide(rec.ID, "deny", "no"); a.status != http.StatusSeeOther {
+		t.Fatalf("deny: %d", a.status)
+	}
+	wantIn(t, text(b.get("/ui/requests/"+rec.ID).body), "<dt>Why approvebot asked</dt><dd>"+why+"</dd>")
+	// Every ask says why, a miss of the allowlist too.
+	r2 := r.askCmd("s2", "make build")
+	wantIn(t, text(b.get("/ui/requests/"+r2.ID).body), "<dt>Why approvebot asks</dt><dd>not allowlisted: make")
+}
+
 func TestDecisionsInThePanelGoThroughTheGate(t *testing.T) {
 	r := newRig(t, policy.Config{})
 	rec := r.askCmd("s", "rm -rf ./build")

@@ -127,6 +127,15 @@ func (c *Channel) handleInteraction(ctx context.Context, i *discordgo.Interactio
 		c.respondReply(ctx, i, respond, privateReply(chatops.TextNotApprover), false)
 		return
 	}
+	if cl, ok := ops.Resolver.(gate.Claimer); ok && i.ID != "" {
+		// On a cluster an interaction could reach two replicas (a gateway handed over
+		// while it was in flight); the one that claims it answers it.
+		first, done := cl.Claim(ctx, Name, i.ID)
+		if !first {
+			return
+		}
+		defer done(true)
+	}
 	var work func(context.Context) reply
 	component := false
 	switch i.Type {

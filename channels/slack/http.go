@@ -69,10 +69,13 @@ func (c *Channel) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			json.NewEncoder(w).Encode(map[string]string{"challenge": env.Challenge})
 			return
 		}
-		if c.seen.first("ev:"+env.EventID) && !c.dispatch(st, func(ctx context.Context) { c.onEvent(ctx, st, env) }) {
-			c.seen.forget("ev:" + env.EventID)
-			http.Error(w, "busy", http.StatusServiceUnavailable)
-			return
+		if first, taken := c.firstEverywhere(r.Context(), st, "ev:"+env.EventID); first {
+			ok := c.dispatch(st, func(ctx context.Context) { c.onEvent(ctx, st, env) })
+			taken(ok)
+			if !ok {
+				http.Error(w, "busy", http.StatusServiceUnavailable)
+				return
+			}
 		}
 		accepted = true
 		w.WriteHeader(http.StatusOK)

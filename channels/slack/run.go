@@ -194,9 +194,11 @@ func (c *Channel) onSocketEvent(ctx context.Context, st *runState, smc *socketmo
 		if err != nil {
 			c.log.Warn("slack socket mode: acknowledgement failed", "err", err)
 		}
-		if !c.seen.first("env:" + evt.Request.EnvelopeID) {
+		first, taken := c.firstEverywhere(ctx, st, "env:"+evt.Request.EnvelopeID)
+		if !first {
 			return nil
 		}
+		taken(true) // acknowledged above: Slack does not send it again
 		switch evt.Type {
 		case socketmode.EventTypeInteractive:
 			cb, ok := evt.Data.(slackgo.InteractionCallback)
@@ -210,8 +212,11 @@ func (c *Channel) onSocketEvent(ctx context.Context, st *runState, smc *socketmo
 			}
 		case socketmode.EventTypeEventsAPI:
 			var env eventEnvelope
-			if err := json.Unmarshal(evt.Request.Payload, &env); err == nil && c.seen.first("ev:"+env.EventID) {
-				c.dispatch(st, func(ctx context.Context) { c.onEvent(ctx, st, env) })
+			if err := json.Unmarshal(evt.Request.Payload, &env); err == nil {
+				if first, taken := c.firstEverywhere(ctx, st, "ev:"+env.EventID); first {
+					taken(true)
+					c.dispatch(st, func(ctx context.Context) { c.onEvent(ctx, st, env) })
+				}
 			}
 		}
 	}

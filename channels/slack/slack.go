@@ -363,6 +363,31 @@ func (d *dedupe) first(key string) bool {
 	return true
 }
 
+// firstEverywhere reports whether key (an envelope or event id) is new to this replica
+// and, when the resolver offers claims (approvebot on a cluster), to every replica: Slack
+// sends an event again when its acknowledgement was lost, maybe to another replica. The
+// caller calls done(true) once the event is taken on (acknowledged, dispatched), or
+// done(false) to let a redelivery be handled.
+func (c *Channel) firstEverywhere(ctx context.Context, st *runState, key string) (bool, func(taken bool)) {
+	if !c.seen.first(key) {
+		return false, func(bool) {}
+	}
+	forget := func(taken bool) {
+		if !taken {
+			c.seen.forget(key)
+		}
+	}
+	cl, ok := st.resolver.(gate.Claimer)
+	if !ok || key == "" {
+		return true, forget
+	}
+	first, done := cl.Claim(ctx, Name, key)
+	if !first {
+		return false, func(bool) {}
+	}
+	return true, func(taken bool) { forget(taken); done(taken) }
+}
+
 // forget drops key, so a redelivery is handled.
 func (d *dedupe) forget(key string) {
 	d.mu.Lock()

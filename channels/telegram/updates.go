@@ -16,6 +16,7 @@ import (
 
 	"github.com/approvebot/approvebot/core/approval"
 	"github.com/approvebot/approvebot/core/chatops"
+	"github.com/approvebot/approvebot/core/gate"
 	"github.com/approvebot/approvebot/core/render"
 	"github.com/approvebot/approvebot/internal/inbound"
 )
@@ -58,6 +59,16 @@ func (c *Channel) handleUpdate(ctx context.Context, u *models.Update) {
 			c.log.Error("telegram update handler panic", "panic", fmt.Sprint(p))
 		}
 	}()
+	if cl, ok := ops.Resolver.(gate.Claimer); ok {
+		// An update can come twice: to a new leader that polls before the old one
+		// confirmed it, or a webhook retried on another replica. It is handled once.
+		first, done := cl.Claim(hctx, Name, strconv.FormatInt(u.ID, 10))
+		if !first {
+			c.log.Debug("telegram update already handled", "update_id", u.ID)
+			return
+		}
+		defer done(true)
+	}
 	switch {
 	case u.CallbackQuery != nil:
 		c.handlePress(hctx, ops, waits, u.CallbackQuery)

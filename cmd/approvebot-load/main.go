@@ -90,6 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		logLevel   = fs.String("log-level", "info", "the started server's log level")
 		serverProc = fs.Int("server-gomaxprocs", 0, "the started server's GOMAXPROCS (0: all CPUs)")
 		jsonOut    = fs.Bool("json", false, "print the report as JSON")
+		extraCfg   = fs.String("config-extra", "", "TOML file appended to the started server's config (e.g. [store] backend = \"etcd\")")
 		scaleFlag  = fs.String("scale", "", "instead: fill the database to each of these sizes in turn (e.g. 50000,300000,1000000) and measure start-up, RSS, point reads and audit queries at each")
 		queries    = fs.Int("queries", 50, "with -scale: how many times each query runs per size")
 		starts     = fs.Int("starts", 3, "with -scale: server starts per size (the start-up figure is their median)")
@@ -187,6 +188,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		sc := serverConfig{agents: *tokens, maxPending: max(50000, *hold+*agents+1000), approvalTimeout: 10 * time.Minute,
 			logLevel: *logLevel, gomaxprocs: *serverProc, serverTOML: serverTOML.String()}
+		if *extraCfg != "" {
+			raw, err := os.ReadFile(*extraCfg)
+			if err != nil {
+				return fmt.Errorf("-config-extra: %w", err)
+			}
+			sc.extra = string(raw)
+		}
 		if t, err = startServer(ctx, *bin, work, sc); err != nil {
 			return err
 		}
@@ -280,15 +288,18 @@ func printReport(w io.Writer, r *Report) {
 		}
 	}
 	if h := r.Hold; h != nil {
-		fmt.Fprintf(w, "\nhold: %d requested, %d pending at once, %d agents long-polling\n", h.Requested, h.Held, h.Polling)
+		fmt.Fprintf(w, "\nhold: %d requested, %d pending at once, %d agents long-polling (%d counted waiting by the server)\n", h.Requested, h.Held, h.Polling, h.Waiting)
 		fmt.Fprintf(w, "filed at %.0f req/s; listing all pending took %.1f ms\n", h.CreateRPS, h.ListTime)
-		fmt.Fprintf(w, "server RSS: %.1f MiB before, %.1f MiB while held\n", mib(h.RSSBefore), mib(h.RSSHeld))
+		fmt.Fprintf(w, "server RSS: %.1f MiB before, %.1f MiB while held (steady, the largest of 6 readings over 3 s)\n", mib(h.RSSBefore), mib(h.RSSHeld))
 		if rt := h.Runtime; rt != nil {
 			fmt.Fprintf(w, "  Go runtime while held: %.0f goroutines, heap in use %.1f MiB, stacks %.1f MiB, heap idle not returned %.1f MiB\n",
 				rt["go_goroutines"], mib(int64(rt["go_memstats_heap_inuse_bytes"])), mib(int64(rt["go_memstats_stack_inuse_bytes"])),
 				mib(int64(rt["go_memstats_heap_idle_bytes"]-rt["go_memstats_heap_released_bytes"])))
 		}
-		fmt.Fprintf(w, "released: %d decided at %.0f decisions/s; press -> waiting agent %s\n", h.Released, h.DecideRPS, h.PressToAgent)
+		fmt.Fprintf(w, "released: %d decided at %.0f decisions/s, %d agents answered; press -> waiting agent %s\n", h.Decided, h.DecideRPS, h.Released, h.PressToAgent)
+		if h.ReleasePeakRSS > 0 {
+			fmt.Fprintf(w, "server peak RSS while releasing: %.1f MiB\n", mib(h.ReleasePeakRSS))
+		}
 		fmt.Fprintf(w, "errors: %s\n", errCounts(h.Errors))
 	}
 	if r.PeakRSS > 0 {

@@ -44,6 +44,8 @@ type serverConfig struct {
 	logLevel        string
 	// gomaxprocs, when > 0, is the server's GOMAXPROCS.
 	gomaxprocs int
+	// extra is TOML appended to the config (another store backend).
+	extra string
 	// serverTOML is more lines for [server] (retention settings).
 	serverTOML string
 	// readyPoll is how often /healthz is polled while the server starts (default 20ms).
@@ -141,7 +143,9 @@ role = "operator"
 
 [policy.tool_permissions]
 %q = "deny"
-`, port, t.db, sc.approvalTimeout.String(), sc.maxPending, sc.serverTOML, sc.logLevel, agents.String(), deniedTool)
+
+%s
+`, port, t.db, sc.approvalTimeout.String(), sc.maxPending, sc.serverTOML, sc.logLevel, agents.String(), deniedTool, sc.extra)
 	cfgPath := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err

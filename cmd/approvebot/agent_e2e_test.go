@@ -1008,17 +1008,35 @@ func TestAskSurvivesServerRestart(t *testing.T) {
 	var target atomic.Pointer[url.URL]
 	u, _ := url.Parse(s.URL)
 	target.Store(u)
-	proxy := httptest.NewServer(&httputil.ReverseProxy{
+	// held counts the client's calls in flight through the proxy: the POST the server holds
+	// for its wait, then the GET long-polls.
+	var held atomic.Int32
+	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target.Load()) },
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			w.WriteHeader(http.StatusBadGateway)
 		},
-	})
+	}
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/requests") {
+			held.Add(1)
+			defer held.Add(-1)
+		}
+		rp.ServeHTTP(w, r)
+	}))
 	defer proxy.Close()
 
 	p := agStart(t, agEnv(proxy.URL, testserver.AgentToken), "", "ask", "-session", "restart", "--", "make release")
 	id, _ := agPending(t, s, "restart")
-	time.Sleep(300 * time.Millisecond) // the client is in a long-poll now
+	// Restart while the server holds one of the client's calls (the create's wait or a
+	// long-poll): the restart releases it and the client must poll again.
+	deadline := time.Now().Add(20 * time.Second)
+	for held.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no call of the client is in flight")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	s = s.Restart(t)
 	u, _ = url.Parse(s.URL)
 	target.Store(u)

@@ -150,7 +150,7 @@ func evaluateOffline(engine *policy.Engine, cfg *config.Config, tool string, arg
 	if isShell && ev.Shell != nil && ev.Shell.AnalysisOK && ev.Shell.Normalized != "" {
 		cmd = ev.Shell.Normalized
 	}
-	rec := approval.Request{ID: "", Tool: tool, Cwd: cwd, State: approval.StatePending}
+	rec := approval.Request{ID: "", Tool: tool, Cwd: cwd, State: approval.StatePending, Rule: ev.Rule, AskReason: gate.AskReason(ev)}
 	rec.Summary, rec.Truncated, rec.Details = render.Summarize(tool, args, cmd, isShell)
 	if rec.Fingerprint, err = gate.CallFingerprint(tool, args, canonical, cwd, isShell); err != nil {
 		return checkResult{}, err

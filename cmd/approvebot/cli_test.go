@@ -47,6 +47,8 @@ var usages = map[string]string{
 	"session":        "usage: approvebot session [flags] set NAME",
 	"token":          "usage: approvebot token",
 	"version":        "usage: approvebot version",
+	"backup":         "usage: approvebot backup [flags] FILE",
+	"verify":         "usage: approvebot verify FILE",
 }
 
 var flagLine = regexp.MustCompile(`^  -(\S+)`)

@@ -23,6 +23,8 @@ func commands() map[string]command {
 		"allowlist":      {"operator: list or revoke persisted allow-always entries", cmdAllowlist},
 		"compact":        {"offline, server stopped: give the space of pruned data back to the disk", cmdCompact},
 		"session":        {"operator: set a session's tier/unattended mark, or unpause it", cmdSession},
+		"backup":         {"operator: write a consistent copy of the running server's database to FILE", cmdBackup},
+		"verify":         {"check a database file completely, with approvebot stopped (exit 1 when damaged)", cmdVerify},
 		"token":          {"print a new random API token for [[agents]] token_env", cmdToken},
 		"version":        {"print the version", cmdVersion},
 	}

@@ -96,20 +96,39 @@ func cmdPending(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	}
 	now := time.Now()
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	// The directory and the agent's own reason are columns of their own, never part of the
-	// summary: a human must see where "rm -rf ./build" runs, and whose words the reason is.
-	fmt.Fprintln(tw, "ID\tAGE\tEXPIRES IN\tSESSION\tAGENT\tTOOL\tCWD\tSUMMARY\tAGENT'S REASON (ITS OWN WORDS)")
+	// The directory, the policy's reason for asking and the agent's own reason are columns
+	// of their own, never part of the summary: a human must see where "rm -rf ./build" runs,
+	// which sensitive path or outside write made approvebot ask, and whose words the reason is.
+	fmt.Fprintln(tw, "ID\tAGE\tEXPIRES IN\tSESSION\tAGENT\tTOOL\tCWD\tSUMMARY\tWHY APPROVEBOT ASKS\tAGENT'S REASON (ITS OWN WORDS)")
 	for _, r := range list {
 		expires := "-"
 		if !r.ExpiresAt.IsZero() {
 			expires = roundDur(r.ExpiresAt.Sub(now))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, roundDur(now.Sub(r.CreatedAt)), expires,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, roundDur(now.Sub(r.CreatedAt)), expires,
 			client.Printable(r.Session, 40), client.Printable(r.Agent, 30), client.Printable(r.Tool, 40),
-			orDash(render.CutMiddle(client.Printable(r.Cwd, maxCwdChars), 120)), client.Printable(r.Summary, 200), orDash(client.Printable(r.AgentReason, 200)))
+			orDash(render.CutMiddle(client.Printable(r.Cwd, maxCwdChars), 120)), client.Printable(r.Summary, 200),
+			orDash(askWhy(r.AskReason, r.Rule)), orDash(client.Printable(r.AgentReason, 200)))
 	}
 	return tw.Flush()
 }
+
+// askWhy is the pending table's "why" column: the policy's reason and the rule that asked,
+// or "" when the server gave no reason.
+func askWhy(reason, rule string) string {
+	if reason == "" {
+		return ""
+	}
+	why := client.Printable(reason, maxAskWhyChars)
+	if rule != "" {
+		why += " (rule " + client.Printable(rule, 100) + ")"
+	}
+	return why
+}
+
+// maxAskWhyChars is how much of the policy's reason the pending table shows: as much as a
+// card does.
+const maxAskWhyChars = 300
 
 func roundDur(d time.Duration) string {
 	if d < 0 {

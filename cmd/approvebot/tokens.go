@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/approvebot/approvebot/api"
 	"github.com/approvebot/approvebot/config"
@@ -44,6 +45,9 @@ func loadTokens(cfg *config.Config, stdout io.Writer) ([]api.Token, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		t = generatedTokens{Agent: newToken("abt_agent_"), Operator: newToken("abt_op_")}
 		raw, _ := json.MarshalIndent(t, "", "  ")
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("creating the tokens file's directory: %w", err)
+		}
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("creating tokens file: %w", err)

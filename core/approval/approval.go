@@ -61,6 +61,8 @@ const (
 	SourceFallback   Source = "fallback"
 	SourceTimeout    Source = "timeout"
 	SourceAgent      Source = "agent"
+	// SourceStore marks a request whose stored record was damaged: quarantined and denied.
+	SourceStore Source = "store"
 )
 
 // Facts are what the calling agent declares about its tool. A tool that declares nothing is
@@ -108,6 +110,10 @@ type Request struct {
 	Agent         string `json:"agent,omitempty"`
 	Cwd           string `json:"cwd,omitempty"`
 	AgentReason   string `json:"agent_reason,omitempty"`
+	// AskReason is why the policy asks a human (the sensitive path it touches, the write
+	// outside the project, the hidden command, …), masked and hardened like the summary; ""
+	// when the policy did not ask. Rule names the rule that asked.
+	AskReason string `json:"ask_reason,omitempty"`
 	// Details is the full redacted action (flattened, not cut), shown on demand.
 	Details string `json:"details,omitempty"`
 	// AlwaysPatterns are the allowlist patterns an "allow always" would persist.
@@ -117,6 +123,65 @@ type Request struct {
 	Cards  []CardRef `json:"cards,omitempty"`
 	// ShowAllowAlways is true when the policy persists "allow always".
 	ShowAllowAlways bool `json:"show_allow_always,omitempty"`
+	// Wait measures a pending request's approval window in a way a wall-clock step across
+	// a restart cannot stretch (nil on records from before it existed).
+	Wait *WaitClock `json:"wait,omitempty"`
+}
+
+// WaitClock is how long a pending request may still wait, as of one reading of the clocks.
+type WaitClock struct {
+	// Window is the whole approval window; Waited how much of it had passed at the reading.
+	Window time.Duration `json:"window"`
+	Waited time.Duration `json:"waited"`
+	// At is the wall-clock time of the reading.
+	At time.Time `json:"at"`
+	// Boot and Uptime are the system's boot id and time since boot at the reading: within
+	// one boot they measure the time since exactly, whatever the wall clock did.
+	Boot   string        `json:"boot,omitempty"`
+	Uptime time.Duration `json:"uptime,omitempty"`
+}
+
+// AllowlistItem is a persisted "allow always" entry with its provenance, as every store
+// keeps it. An entry is identified by its pattern, its agent ("" for every agent) and its
+// args glob ("" for any arguments): the same pattern may be persisted for several agents.
+type AllowlistItem struct {
+	Pattern   string    `json:"pattern"`
+	Agent     string    `json:"agent,omitempty"`
+	Args      string    `json:"args,omitempty"`
+	AddedBy   string    `json:"added_by"`
+	RequestID string    `json:"request_id"`
+	AddedAt   time.Time `json:"added_at"`
+}
+
+// Unrestricted reports whether the entry applies to any arguments: one restricted to
+// some arguments is left out of the policy until the policy can match arguments
+// (dropping the restriction would make it wider than what the human allowed).
+func (r AllowlistItem) Unrestricted() bool { return r.Args == "" }
+
+// RevokeReason is the audit reason of the entry's revocation.
+func (r AllowlistItem) RevokeReason() string {
+	who := "every agent"
+	if r.Agent != "" {
+		who = "agent " + r.Agent
+	}
+	args := ""
+	if r.Args != "" {
+		args = " args " + r.Args
+	}
+	return "revoked " + r.Pattern + args + " for " + who
+}
+
+// AllowlistSelector picks persisted entries of one pattern: a nil Agent or Args matches
+// every value, a set one only that value ("" being every agent, or any arguments).
+type AllowlistSelector struct {
+	Pattern string
+	Agent   *string
+	Args    *string
+}
+
+// Matches reports whether the selector picks r.
+func (sel AllowlistSelector) Matches(r AllowlistItem) bool {
+	return r.Pattern == sel.Pattern && (sel.Agent == nil || *sel.Agent == r.Agent) && (sel.Args == nil || *sel.Args == r.Args)
 }
 
 // Target is one chat of one channel a card is sent to.
@@ -147,8 +212,10 @@ type AuditEntry struct {
 	Summary     string    `json:"summary,omitempty"`
 	Fingerprint string    `json:"fingerprint,omitempty"`
 	Rule        string    `json:"rule,omitempty"`
-	Channel     string    `json:"channel,omitempty"`
-	Actor       string    `json:"actor,omitempty"`
+	// AskReason is why the policy asked a human, on the entry of a request it asked about.
+	AskReason string `json:"ask_reason,omitempty"`
+	Channel   string `json:"channel,omitempty"`
+	Actor     string `json:"actor,omitempty"`
 }
 
 // Audit event names.
@@ -161,6 +228,9 @@ const (
 	EventAllowlist    = "allowlist"
 	EventChannel      = "channel"
 	EventMigration    = "migration"
+	// EventQuarantine records a damaged record moved aside (its request denied, its
+	// session paused, its allowlist entry dropped).
+	EventQuarantine = "quarantine"
 )
 
 // Resolution is a decision as the store applies it: the new state of a pending request.
@@ -187,3 +257,10 @@ type Resolution struct {
 var (
 	ErrNotFound = errors.New("request not found")
 )
+
+// DamagedRecord is a stored record a query could not read and skipped.
+type DamagedRecord struct {
+	Bucket string `json:"bucket"`
+	Key    string `json:"key"`
+	Error  string `json:"error"`
+}

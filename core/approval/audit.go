@@ -30,6 +30,9 @@ type AuditPage struct {
 	// can hold fewer than Limit entries and still have a NextBefore: one query examines a
 	// bounded number of entries, and the next page continues where it stopped.
 	NextBefore uint64
+	// Damaged are entries in range that could not be read: skipped, the page complete but
+	// for them.
+	Damaged []DamagedRecord
 }
 
 // HourCount is how many decisions the trail holds for one hour, by outcome.

@@ -370,7 +370,9 @@ func (s *Spec) cluster(p *Parsed, args []string, i int) (int, error) {
 		if !s.known[c] {
 			return i, &Error{Arg: a, Index: i, Option: string(c), Reason: errUnknown}
 		}
-		o := Option{Name: string(c), Index: i, ValueIndex: i}
+		// a[j:j+1] is string(c) for the ASCII option characters known holds, without an
+		// allocation per option.
+		o := Option{Name: a[j : j+1], Index: i, ValueIndex: i}
 		switch s.short[c] {
 		case RequiredArg:
 			switch {

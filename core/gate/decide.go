@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/approvebot/approvebot/core/approval"
@@ -21,13 +22,38 @@ func (g *Gate) arm(w *waiter, d time.Duration) {
 	g.mu.Unlock()
 }
 
+// Bounds of the delay before timing a request out is tried again when the store could not
+// write it (disk full…). Meanwhile no decision can win: the request's timer has fired.
+const (
+	expireRetryMin = time.Second
+	expireRetryMax = 30 * time.Second
+)
+
 func (g *Gate) expire(id string) {
-	if _, err := g.resolve(g.bg, id, g.timeoutResolution("no human answered in time")); err != nil {
-		var lost *AlreadyDecidedError
-		if !errors.As(err, &lost) && !errors.Is(err, context.Canceled) {
-			g.log.Error("timing out request failed", "request_id", id, "err", err)
-		}
+	g.mu.Lock()
+	w := g.live[id]
+	if w != nil {
+		w.timedOut = true
 	}
+	g.mu.Unlock()
+	_, err := g.resolve(g.bg, id, g.timeoutResolution("no human answered in time"))
+	var lost *AlreadyDecidedError
+	if err == nil || errors.As(err, &lost) || errors.Is(err, context.Canceled) {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if w == nil || g.closed || g.live[id] != w {
+		g.log.Error("timing out request failed", "request_id", id, "err", err)
+		return
+	}
+	level := slog.LevelDebug // the store's own log says it cannot write; once per request here
+	if w.retry == 0 {
+		level = slog.LevelError
+	}
+	w.retry = min(max(2*w.retry, expireRetryMin), expireRetryMax)
+	g.log.Log(g.bg, level, "timing out request failed; no decision can win it meanwhile, trying again", "request_id", id, "err", err, "retry_in", w.retry)
+	w.timer = time.AfterFunc(w.retry, func() { g.expire(id) })
 }
 
 // decideNow stores an immediate decision and returns it.
@@ -86,7 +112,7 @@ func (g *Gate) auditOf(r *approval.Request, event string) approval.AuditEntry {
 	return approval.AuditEntry{
 		Time: g.now().UTC(), Event: event, RequestID: r.ID, Session: r.Session, Agent: r.Agent, Tool: r.Tool,
 		State: r.State, Outcome: r.Outcome, Source: r.Source, DecidedBy: r.DecidedBy, Reason: r.Reason,
-		Summary: r.Summary, Fingerprint: r.Fingerprint, Rule: r.Rule,
+		Summary: r.Summary, Fingerprint: r.Fingerprint, Rule: r.Rule, AskReason: r.AskReason,
 	}
 }
 
@@ -139,13 +165,26 @@ func (g *Gate) resolve(ctx context.Context, id string, res approval.Resolution) 
 	var eff ledger.Effects
 	g.mu.Lock()
 	w := g.live[id]
+	timedOut := w != nil && w.timedOut
+	var patterns []string
+	if w != nil {
+		patterns = w.rec.AlwaysPatterns // finish replaces w.rec under g.mu
+	}
 	g.mu.Unlock()
-	if w != nil && res.Outcome == approval.OutcomeAllowAlways && len(w.rec.AlwaysPatterns) == 0 {
+	if res.RequireLive && timedOut {
+		// The request's own timer fired: it is expired whatever the wall clock says.
+		res = approval.Resolution{
+			State: approval.StateDenied, Outcome: approval.OutcomeTimeout, Source: approval.SourceTimeout,
+			DecidedBy: "approvebot", Reason: "no human answered in time", Message: res.TimeoutMessage,
+			DecidedAt: res.DecidedAt, Audit: approval.AuditEntry{Time: res.DecidedAt}, RequireLive: true,
+		}
+	}
+	if w != nil && res.Outcome == approval.OutcomeAllowAlways && len(patterns) == 0 {
 		res.Outcome = approval.OutcomeAllowSession
 	}
 	pauseAfter := g.engine.Config().DenialsBeforePause
 	if w != nil {
-		eff = ledger.EffectsOf(res.Outcome, res.Source, pauseAfter, w.rec.AlwaysPatterns)
+		eff = ledger.EffectsOf(res.Outcome, res.Source, pauseAfter, patterns)
 	} else {
 		eff = ledger.EffectsOf(res.Outcome, res.Source, pauseAfter, nil)
 		if res.Outcome == approval.OutcomeAllowAlways {
@@ -162,40 +201,60 @@ func (g *Gate) resolve(ctx context.Context, id string, res approval.Resolution) 
 	if err != nil {
 		return approval.Request{}, err
 	}
+	if won && res.RequireLive && res.Outcome == approval.OutcomeTimeout {
+		g.finish(rec, true)
+		return rec, ErrExpired
+	}
 	if !won {
+		if rec.Source == approval.SourceStore {
+			// The store found the record damaged and denied it: release its waiters.
+			g.finish(rec, false)
+		}
 		if rec.State == approval.StatePending {
 			return rec, fmt.Errorf("internal: request %s still pending after a lost decision", id)
 		}
 		if res.RequireLive && rec.Outcome == approval.OutcomeTimeout && rec.DecidedAt.Equal(res.DecidedAt) {
 			// The store timed it out in this very transaction: the deadline had passed.
-			g.finish(rec)
+			g.finish(rec, true)
 			return rec, ErrExpired
+		}
+		if g.shared() != nil {
+			// Decided on another replica: its change may not have reached this one yet.
+			g.release(rec)
 		}
 		return rec, &AlreadyDecidedError{Request: rec}
 	}
-	g.finish(rec)
+	g.finish(rec, true)
 	return rec, nil
 }
 
-// finish wakes waiters, stops the timer, records metrics and edits every posted card.
-func (g *Gate) finish(rec approval.Request) {
+// finish wakes waiters and watchers, stops the timer, records metrics and edits every
+// posted card. Only the decision's winner (won) does all of it; anyone else only releases
+// a waiter still live.
+func (g *Gate) finish(rec approval.Request, won bool) {
 	g.mu.Lock()
-	w := g.live[rec.ID]
+	w := g.dropLive(rec.ID)
+	var watchers []*watch
 	if w != nil {
-		delete(g.live, rec.ID)
 		if w.timer != nil {
 			w.timer.Stop()
 		}
 		w.rec = rec
 		w.resolved = true
 		close(w.done)
+		watchers, w.watchers = w.watchers, nil
 	}
 	for _, c := range rec.Cards {
 		delete(g.cards, c)
 	}
 	g.mu.Unlock()
+	for _, wt := range watchers {
+		wt.fn(rec)
+	}
 	if w != nil {
 		g.metrics.Pending(-1)
+	} else if !won {
+		return
 	}
 	g.metrics.Decided(rec.Outcome, rec.Source, rec.DecidedAt.Sub(rec.CreatedAt))
 	g.log.Info("request decided", "request_id", rec.ID, "session", rec.Session, "outcome", rec.Outcome, "source", rec.Source, "decided_by", rec.DecidedBy)

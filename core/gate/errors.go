@@ -17,7 +17,19 @@ var (
 	ErrClosed = errors.New("gate is shutting down")
 	// ErrInvalid wraps validation failures of an ask or a decision.
 	ErrInvalid = errors.New("invalid")
+	// ErrStoreUnavailable is matched by store errors that are the store's state, not the
+	// request's fault: a write that could not be committed (disk full, EPERM, read-only,
+	// EIO, the file deleted or replaced) or damaged data met by the operation. Nothing was
+	// allowed; the API answers 503 store_unavailable.
+	ErrStoreUnavailable = errors.New("the store is unavailable")
 )
+
+// DamagedRecordMessage is what an agent reads on a request whose stored record was damaged
+// and quarantined: it was denied, never allowed.
+func DamagedRecordMessage() string {
+	return "Denied: approvebot could not read the stored record of this request (it was damaged on disk), " +
+		"so the request was refused and quarantined. It was not allowed. Ask again if the action is still needed."
+}
 
 // AlreadyDecidedError is the loser's answer in a race to decide.
 type AlreadyDecidedError struct {

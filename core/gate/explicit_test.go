@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/approvebot/approvebot/core/approval"
@@ -101,15 +102,17 @@ func TestExplicitOnRequest(t *testing.T) {
 		check(t, submit(t, askBash("deploy granted", "g")), true, true, approval.SourceGrant)
 	})
 	t.Run("timeout", func(t *testing.T) {
-		short := newEnv(t, cfg, gate.Options{OperatorOnly: true, ApprovalTimeout: 50 * time.Millisecond})
-		rec, err := short.g.Submit(ctx, askBash("deploy late", "t"), agent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := short.g.Wait(ctx, rec.ID, 5*time.Second)
-		if err != nil || got.Outcome != approval.OutcomeTimeout || got.Explicit {
-			t.Fatalf("%+v %v", got, err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			short := newEnv(t, cfg, gate.Options{OperatorOnly: true})
+			rec, err := short.g.Submit(ctx, askBash("deploy late", "t"), agent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := short.g.Wait(ctx, rec.ID, 5*time.Minute)
+			if err != nil || got.Outcome != approval.OutcomeTimeout || got.Explicit {
+				t.Fatalf("%+v %v", got, err)
+			}
+		})
 	})
 	t.Run("fallback allow", func(t *testing.T) {
 		fb := cfg

@@ -40,6 +40,10 @@ type Store interface {
 	Pending(ctx context.Context) ([]approval.Request, error)
 	// AddCard records a posted card and returns the request as it is after that write.
 	AddCard(ctx context.Context, id string, ref approval.CardRef) (approval.Request, error)
+	// Rearm records a pending request's deadline and wait clock re-read at start after the
+	// wall clock stepped (never later than its window allows: the gate computes them). It
+	// changes nothing on a request no longer pending and returns the request as stored.
+	Rearm(ctx context.Context, id string, expiresAt time.Time, wait *approval.WaitClock) (approval.Request, error)
 	// LinkParent records parent as the parent of the agent's session unless it has one.
 	LinkParent(ctx context.Context, agent, session, parent string) error
 	// UpdateSession applies an operator's settings to the agent's session, or with agent ""
@@ -76,15 +80,22 @@ type Route struct {
 	Chats []string
 }
 
-// Options configures the gate.
+// Options configures the gate. A field left zero takes its default below.
 type Options struct {
+	// ApprovalTimeout is how long a request waits for a human (DefaultApprovalTimeout).
 	ApprovalTimeout time.Duration
-	// DeliveryTimeout bounds how long posting a card may take before the request falls back.
+	// DeliveryTimeout bounds how long posting a card may take before the request falls back
+	// (DefaultDeliveryTimeout).
 	DeliveryTimeout time.Duration
-	// EditTimeout bounds editing a resolved card.
-	EditTimeout          time.Duration
+	// EditTimeout bounds editing a resolved card (DefaultEditTimeout).
+	EditTimeout time.Duration
+	// MaxPendingTotal and MaxPendingPerSession cap the requests waiting for a human, in all
+	// and per agent's session (DefaultMaxPendingTotal, DefaultMaxPendingPerSession).
 	MaxPendingTotal      int
 	MaxPendingPerSession int
+	// MaxPendingPerAgent caps one agent token's waiting requests, so that one agent cannot
+	// take the whole of MaxPendingTotal (default: half of it).
+	MaxPendingPerAgent int
 	// OperatorOnly keeps asks pending for the operator API when no chat channel is
 	// configured at all (instead of falling back at once). Silence still times out.
 	OperatorOnly bool
@@ -92,7 +103,28 @@ type Options struct {
 	Metrics      Metrics
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Uptime, when set, is the clock that measures a request's wait across a restart
+	// whatever the wall clock did (see Uptime).
+	Uptime Uptime
+	// LastAlive is the store's clock checkpoint at start: approvebot ran at least until
+	// then, so a pending request's wait is counted from no earlier (zero: unknown).
+	LastAlive time.Time
 }
+
+// Defaults of Options, one place for each: New takes them for a field left zero, and
+// config's [server] defaults (approval_timeout, delivery_timeout, max_pending,
+// max_pending_per_session) are these constants.
+const (
+	DefaultApprovalTimeout      = 120 * time.Second
+	DefaultDeliveryTimeout      = 30 * time.Second
+	DefaultEditTimeout          = 60 * time.Second
+	DefaultMaxPendingTotal      = 50000
+	DefaultMaxPendingPerSession = 200
+)
+
+// DefaultMaxPendingPerAgent is the per-agent cap when none is given (config's
+// max_pending_per_agent left out or 0): half of the total cap, at least one.
+func DefaultMaxPendingPerAgent(total int) int { return max(total/2, 1) }
 
 // Ask is one request from an agent, already decoded.
 type Ask struct {
@@ -131,6 +163,8 @@ type Gate struct {
 	mu    sync.Mutex
 	live  map[string]*waiter
 	cards map[approval.CardRef]string
+	// perSession and perAgent count the live requests, for the caps.
+	perSession, perAgent map[string]int
 	// posting counts card posts in flight per chat, so ByCard can wait for a card whose
 	// message exists on the platform but whose reference is not recorded yet.
 	posting map[approval.Target]int
@@ -153,24 +187,34 @@ type waiter struct {
 	// stored is false while the slot is reserved but the request not yet committed: such
 	// a request is not listed anywhere, so nobody can try to decide it before it exists.
 	stored bool
+	// timedOut is set when the (monotonic) timer fired: from then on no decision can win,
+	// whatever the wall clock says. retry is the delay before timing out is tried again
+	// when the store could not write it.
+	timedOut bool
+	retry    time.Duration
+	// watchers are called once when the request is decided or the gate closes.
+	watchers []*watch
 }
 
 // New builds a gate. Channels are the configured chat platforms; routes may be empty.
 func New(opts Options, store Store, engine *policy.Engine, channels []Channel, routes []Route) (*Gate, error) {
 	if opts.ApprovalTimeout <= 0 {
-		opts.ApprovalTimeout = 120 * time.Second
+		opts.ApprovalTimeout = DefaultApprovalTimeout
 	}
 	if opts.DeliveryTimeout <= 0 {
-		opts.DeliveryTimeout = 30 * time.Second
+		opts.DeliveryTimeout = DefaultDeliveryTimeout
 	}
 	if opts.EditTimeout <= 0 {
-		opts.EditTimeout = 60 * time.Second
+		opts.EditTimeout = DefaultEditTimeout
 	}
 	if opts.MaxPendingTotal <= 0 {
-		opts.MaxPendingTotal = 50000
+		opts.MaxPendingTotal = DefaultMaxPendingTotal
 	}
 	if opts.MaxPendingPerSession <= 0 {
-		opts.MaxPendingPerSession = 200
+		opts.MaxPendingPerSession = DefaultMaxPendingPerSession
+	}
+	if opts.MaxPendingPerAgent <= 0 {
+		opts.MaxPendingPerAgent = DefaultMaxPendingPerAgent(opts.MaxPendingTotal)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -184,6 +228,7 @@ func New(opts Options, store Store, engine *policy.Engine, channels []Channel, r
 	g := &Gate{
 		opts: opts, store: store, engine: engine, log: opts.Logger, metrics: opts.Metrics, now: opts.Now,
 		byName: map[string]Channel{}, live: map[string]*waiter{}, cards: map[approval.CardRef]string{},
+		perSession: map[string]int{}, perAgent: map[string]int{},
 		posting: map[approval.Target]int{}, posted: make(chan struct{}),
 		closing: make(chan struct{}),
 	}
@@ -241,7 +286,19 @@ const (
 	maxSessionLen = 256
 	maxCwdLen     = 4096
 	maxReasonLen  = 2000
+	// maxAskReasonLen bounds the policy's reason kept on a request: it quotes paths of the
+	// command, which may be long.
+	maxAskReasonLen = 1000
 )
+
+// AskReason is what a request records of why the policy asks a human: the evaluation's
+// reason, masked and hardened like the summary, or "" when the verdict is not ask.
+func AskReason(ev policy.Evaluation) string {
+	if ev.Verdict != policy.Ask {
+		return ""
+	}
+	return render.Redact(ev.Reason, maxAskReasonLen)
+}
 
 func invisibleInName(r rune) bool {
 	return unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError
@@ -321,12 +378,16 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 		return approval.Request{}, err
 	}
 	ev := g.engine.Evaluate(policy.Input{Tool: a.Tool, Args: a.Args, Cwd: a.Cwd, Agent: caller.Name, Facts: a.Facts, Tier: scope.tier})
+	// The policy's reason may quote the command (the floor does): stored, audited and shown,
+	// it is masked like the summary.
+	ev.Reason = render.Mask(ev.Reason)
 	cmd, isShell := g.engine.Command(a.Tool, a.Args)
 	if isShell && ev.Shell != nil && ev.Shell.Normalized != "" && ev.Shell.AnalysisOK {
 		cmd = ev.Shell.Normalized
 	}
 	rec.Summary, rec.Truncated, rec.Details = render.Summarize(a.Tool, a.Args, cmd, isShell)
 	rec.Rule = ev.Rule
+	rec.AskReason = AskReason(ev)
 	if ev.Shell != nil {
 		rec.AlwaysPatterns = ev.Shell.AlwaysPatterns
 	}
@@ -369,6 +430,7 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 		return g.fallbackNow(ctx, &rec, g.engine.FallbackAllows(ev))
 	}
 	rec.ExpiresAt = now.Add(g.opts.ApprovalTimeout)
+	rec.Wait = g.waitClock(now, g.opts.ApprovalTimeout, 0)
 	rec.ShowAllowAlways = g.engine.Config().AllowAlways == "persist" && len(rec.AlwaysPatterns) > 0
 	w := &waiter{done: make(chan struct{}), rec: rec, fallback: g.engine.FallbackAllows(ev)}
 	if err := g.admit(&rec, w); err != nil {
@@ -390,7 +452,8 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	g.mu.Unlock()
 	g.arm(w, rec.ExpiresAt.Sub(g.now()))
 	g.metrics.Pending(1)
-	g.log.Info("request pending", "request_id", rec.ID, "session", rec.Session, "tool", rec.Tool, "summary", rec.Summary)
+	g.log.Info("request pending", "request_id", rec.ID, "session", rec.Session, "tool", rec.Tool, "summary", rec.Summary,
+		"rule", rec.Rule, "ask_reason", rec.AskReason)
 	if len(rec.Routes) > 0 {
 		g.deliver(rec, w.fallback)
 	}
@@ -520,21 +583,47 @@ func (g *Gate) admit(rec *approval.Request, w *waiter) error {
 	if len(g.live) >= g.opts.MaxPendingTotal {
 		return fmt.Errorf("%w: %d requests are already waiting for a human", ErrTooManyPending, len(g.live))
 	}
-	n := 0
-	for _, o := range g.live {
-		if o.rec.Session == rec.Session && o.rec.Agent == rec.Agent {
-			n++
-		}
+	if n := g.perAgent[rec.Agent]; n >= g.opts.MaxPendingPerAgent {
+		return fmt.Errorf("%w: agent %q already has %d requests waiting (max_pending_per_agent)", ErrTooManyPending, rec.Agent, n)
 	}
-	if n >= g.opts.MaxPendingPerSession {
+	// A session belongs to its agent: the per-session cap counts that agent's requests.
+	if n := g.perSession[sessionKey(rec)]; n >= g.opts.MaxPendingPerSession {
 		return fmt.Errorf("%w: session %q already has %d requests waiting", ErrTooManyPending, rec.Session, n)
 	}
-	g.live[rec.ID] = w
+	g.addLive(w)
 	return nil
+}
+
+// addLive and dropLive keep g.live and its counts together; g.mu is held.
+func (g *Gate) addLive(w *waiter) {
+	g.live[w.rec.ID] = w
+	g.perSession[sessionKey(&w.rec)]++
+	g.perAgent[w.rec.Agent]++
+}
+
+func sessionKey(r *approval.Request) string { return r.Agent + "\x00" + r.Session }
+
+func (g *Gate) dropLive(id string) *waiter {
+	w := g.live[id]
+	if w == nil {
+		return nil
+	}
+	delete(g.live, id)
+	if k := sessionKey(&w.rec); g.perSession[k] <= 1 {
+		delete(g.perSession, k)
+	} else {
+		g.perSession[k]--
+	}
+	if g.perAgent[w.rec.Agent] <= 1 {
+		delete(g.perAgent, w.rec.Agent)
+	} else {
+		g.perAgent[w.rec.Agent]--
+	}
+	return w
 }
 
 func (g *Gate) forget(id string) {
 	g.mu.Lock()
-	delete(g.live, id)
+	g.dropLive(id)
 	g.mu.Unlock()
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/approvebot/approvebot/core/approval"
@@ -16,17 +17,19 @@ import (
 	"github.com/approvebot/approvebot/store"
 )
 
-// fakeChannel records posts and edits; it can be told to fail.
+// fakeChannel records posts and edits; it can be told to fail, or to hold every post until
+// hold is closed (a platform slower than the human).
 type fakeChannel struct {
 	name  string
 	chats []string
 	fail  bool
-	delay time.Duration
+	hold  chan struct{}
 
-	mu    sync.Mutex
-	posts []render.Card
-	edits map[approval.CardRef]render.Card
-	n     int
+	mu      sync.Mutex
+	posts   []render.Card
+	edits   map[approval.CardRef]render.Card
+	n       int
+	holding int
 }
 
 func (f *fakeChannel) Name() string    { return f.name }
@@ -36,9 +39,12 @@ func (f *fakeChannel) Health() gate.Health {
 }
 
 func (f *fakeChannel) Post(ctx context.Context, chat string, c render.Card) (approval.CardRef, error) {
-	if f.delay > 0 {
+	if f.hold != nil {
+		f.mu.Lock()
+		f.holding++
+		f.mu.Unlock()
 		select {
-		case <-time.After(f.delay):
+		case <-f.hold:
 		case <-ctx.Done():
 			return approval.CardRef{}, ctx.Err()
 		}
@@ -61,6 +67,13 @@ func (f *fakeChannel) Edit(ctx context.Context, ref approval.CardRef, c render.C
 	}
 	f.edits[ref] = c
 	return nil
+}
+
+// held is how many posts have reached the platform and wait on hold.
+func (f *fakeChannel) held() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.holding
 }
 
 func (f *fakeChannel) editCount() int {
@@ -181,34 +194,46 @@ func TestNoRouteFallsBackAtOnce(t *testing.T) {
 }
 
 func TestDeliverySlowerThanDecisionStillEditsCard(t *testing.T) {
-	slow := &fakeChannel{name: "telegram", chats: []string{"1"}, delay: 200 * time.Millisecond}
+	slow := &fakeChannel{name: "telegram", chats: []string{"1"}, hold: make(chan struct{})}
 	e := newEnv(t, policy.Config{}, gate.Options{OperatorOnly: true}, slow)
 	ctx := context.Background()
 	rec, _ := e.g.Submit(ctx, askBash("make deploy", "s"), gate.Caller{Name: "agent"})
+	waitFor(t, "the post to reach the platform", func() bool { return slow.held() == 1 })
 	if _, err := e.g.Decide(ctx, rec.ID, gate.Decision{Outcome: approval.OutcomeDeny, DecidedBy: "op"}); err != nil {
 		t.Fatal(err)
 	}
+	if n := slow.editCount(); n != 0 {
+		t.Fatalf("%d edits before the card exists", n)
+	}
+	close(slow.hold)
 	// The card lands after the decision: it must still end resolved, not live.
 	waitFor(t, "late card edited", func() bool { return slow.editCount() == 1 })
 }
 
+// The default 120 s of silence, on the bubble's clock: no test waits for it.
 func TestTimeoutEditsCardsAndIsRefusal(t *testing.T) {
-	tg := &fakeChannel{name: "telegram", chats: []string{"1"}}
-	e := newEnv(t, policy.Config{}, gate.Options{ApprovalTimeout: 150 * time.Millisecond}, tg)
-	ctx := context.Background()
-	rec, _ := e.g.Submit(ctx, askBash("make deploy", "s"), gate.Caller{Name: "agent"})
-	got, _ := e.g.Wait(ctx, rec.ID, 5*time.Second)
-	if got.Outcome != approval.OutcomeTimeout || got.Allowed || got.State != approval.StateDenied {
-		t.Fatalf("%+v", got)
-	}
-	waitFor(t, "expired card edited", func() bool { return tg.editCount() == 1 })
-	if _, err := e.g.Decide(ctx, rec.ID, gate.Decision{Outcome: approval.OutcomeAllowOnce, DecidedBy: "late"}); err == nil {
-		t.Fatal("a decision after the timeout won")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		tg := &fakeChannel{name: "telegram", chats: []string{"1"}}
+		e := newEnv(t, policy.Config{}, gate.Options{}, tg)
+		ctx := context.Background()
+		start := time.Now()
+		rec, _ := e.g.Submit(ctx, askBash("make deploy", "s"), gate.Caller{Name: "agent"})
+		got, _ := e.g.Wait(ctx, rec.ID, 5*time.Minute)
+		if got.Outcome != approval.OutcomeTimeout || got.Allowed || got.State != approval.StateDenied {
+			t.Fatalf("%+v", got)
+		}
+		if waited := time.Since(start); waited != gate.DefaultApprovalTimeout {
+			t.Fatalf("timed out after %s", waited)
+		}
+		waitFor(t, "expired card edited", func() bool { return tg.editCount() == 1 })
+		if _, err := e.g.Decide(ctx, rec.ID, gate.Decision{Outcome: approval.OutcomeAllowOnce, DecidedBy: "late"}); err == nil {
+			t.Fatal("a decision after the timeout won")
+		}
+	})
 }
 
 func TestPendingCaps(t *testing.T) {
-	e := newEnv(t, policy.Config{}, gate.Options{OperatorOnly: true, MaxPendingPerSession: 2, MaxPendingTotal: 3})
+	e := newEnv(t, policy.Config{}, gate.Options{OperatorOnly: true, MaxPendingPerSession: 2, MaxPendingTotal: 3, MaxPendingPerAgent: 3})
 	ctx := context.Background()
 	for i := 0; i < 2; i++ {
 		if _, err := e.g.Submit(ctx, askBash(fmt.Sprint("cmd", i), "s1"), gate.Caller{Name: "a"}); err != nil {
@@ -242,12 +267,14 @@ func TestRecoverTimesOutExpiredAndRearmsLive(t *testing.T) {
 	path := filepath.Join(dir, "r.db")
 	st, _ := store.Open(path, store.Options{})
 	eng, _ := policy.NewEngine(policy.Config{}, st)
-	g, _ := gate.New(gate.Options{OperatorOnly: true, ApprovalTimeout: 300 * time.Millisecond}, st, eng, nil, nil)
+	// The first run's clock is an hour behind: its request's 5-minute deadline has passed
+	// by the time the next run starts, with no waiting.
+	past := func() time.Time { return time.Now().Add(-time.Hour) }
+	g, _ := gate.New(gate.Options{OperatorOnly: true, ApprovalTimeout: 5 * time.Minute, Now: past}, st, eng, nil, nil)
 	ctx := context.Background()
 	expiring, _ := g.Submit(ctx, askBash("a", "s"), gate.Caller{Name: "a"})
 	g.Close(ctx)
 	st.Close()
-	time.Sleep(350 * time.Millisecond)
 
 	st, _ = store.Open(path, store.Options{})
 	defer st.Close()

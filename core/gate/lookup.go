@@ -36,6 +36,9 @@ func (g *Gate) Wait(ctx context.Context, id string, d time.Duration) (approval.R
 	if !ValidID(id) {
 		return approval.Request{}, approval.ErrNotFound
 	}
+	if d > 0 {
+		g.follow(ctx, id)
+	}
 	g.mu.Lock()
 	w := g.live[id]
 	g.mu.Unlock()
@@ -51,6 +54,39 @@ func (g *Gate) Wait(ctx context.Context, id string, d time.Duration) (approval.R
 		}
 	}
 	return g.store.Get(context.WithoutCancel(ctx), id)
+}
+
+type watch struct {
+	fn func(approval.Request)
+}
+
+// Watch calls fn once, when the live request id is decided (with the decided request) or
+// when the gate closes (with the request still pending). It reports false when id is not a
+// live request (decided, unknown, not stored yet): read the store instead. fn must not
+// block: it runs in the goroutine that decided. stop cancels the watch and reports whether
+// it did (false: fn was called or is being called). It costs no goroutine, so an agent's
+// long-poll can wait on it without holding one.
+func (g *Gate) Watch(id string, fn func(approval.Request)) (stop func() bool, ok bool) {
+	g.follow(g.bg, id)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	w := g.live[id]
+	if w == nil || !w.stored || w.resolved || g.closed {
+		return nil, false
+	}
+	wt := &watch{fn: fn}
+	w.watchers = append(w.watchers, wt)
+	return func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		for i, o := range w.watchers {
+			if o == wt {
+				w.watchers = append(w.watchers[:i], w.watchers[i+1:]...)
+				return true
+			}
+		}
+		return false
+	}, true
 }
 
 // LivePending lists live requests routed to (channel, chat), oldest first. An empty channel
@@ -100,7 +136,7 @@ func (g *Gate) ByCard(channel, chat, message string) (approval.Request, bool) {
 	for {
 		g.mu.Lock()
 		rec, ok := g.cardLocked(ref)
-		inFlight := g.posting[target] > 0
+		inFlight := g.posting[target] > 0 || (g.shared() != nil && g.awaitingCardLocked(channel, chat))
 		posted := g.posted
 		g.mu.Unlock()
 		if ok {
@@ -133,6 +169,27 @@ func (g *Gate) cardLocked(ref approval.CardRef) (approval.Request, bool) {
 		return approval.Request{}, false
 	}
 	return w.rec, true
+}
+
+// awaitingCardLocked reports whether a live request routed to (channel, chat) has no card
+// there yet: on a shared store its post may be in flight on another replica. g.mu is held.
+func (g *Gate) awaitingCardLocked(channel, chat string) bool {
+	for _, w := range g.live {
+		if !w.stored || w.resolved || !routedTo(w.rec.Routes, channel, chat) {
+			continue
+		}
+		carded := false
+		for _, c := range w.rec.Cards {
+			if c.Channel == channel && c.Chat == chat {
+				carded = true
+				break
+			}
+		}
+		if !carded {
+			return true
+		}
+	}
+	return false
 }
 
 // Audit appends an entry to the trail, logging a failure.

@@ -135,3 +135,18 @@ type Lookup struct {
 	Granted bool
 	Denied  bool
 }
+
+// Item is one live session grant or one ledgered denial, with what the decision's
+// audit entry says about it while that entry is still in the trail (retention may have
+// pruned it; then only the key fields and the time are known).
+type Item struct {
+	Agent       string    `json:"agent,omitempty"`
+	Session     string    `json:"session"`
+	Fingerprint string    `json:"fingerprint"`
+	At          time.Time `json:"at"`
+	RequestID   string    `json:"request_id,omitempty"`
+	Tool        string    `json:"tool,omitempty"`
+	Summary     string    `json:"summary,omitempty"`
+	DecidedBy   string    `json:"decided_by,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
+}

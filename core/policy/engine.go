@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/approvebot/approvebot/core/approval"
@@ -40,19 +41,30 @@ type Evaluation struct {
 
 // Command is the shell command of a shell-tool call, or ok=false when the tool is not a
 // shell tool. Shell tools match exactly or, failing that, case-insensitively ("BASH" is bash:
-// an agent must not slip past the command policy by spelling). A shell tool whose command
-// argument is missing or not a string yields ok=true and an empty command, which the
-// command policy refuses to allow.
+// an agent must not slip past the command policy by spelling). A command given as a list of
+// strings (an argv, as Codex's shell tool gives it: ["bash", "-lc", "…"]) is the command
+// line execvp would run, each word quoted. A shell tool whose command argument is missing
+// or neither yields ok=true and an empty command, which the command policy refuses to allow.
 func (e *Engine) Command(tool string, args map[string]any) (cmd string, ok bool) {
+	arg, isShell := e.shellArg(tool)
+	if !isShell {
+		return "", false
+	}
+	switch v := args[arg].(type) {
+	case string:
+		return v, true
+	case []any:
+		return argvLine(v), true
+	}
+	return "", true
+}
+
+func (e *Engine) shellArg(tool string) (string, bool) {
 	arg, isShell := e.cfg.Exec.ShellTools[tool]
 	if !isShell {
 		arg, isShell = e.shellFold[strings.ToLower(tool)]
 	}
-	if !isShell {
-		return "", false
-	}
-	s, _ := args[arg].(string)
-	return s, true
+	return arg, isShell
 }
 
 // CommandInput is one shell command line to judge.
@@ -178,7 +190,25 @@ func (e *Engine) GlobalTier() Tier { return e.globalTier }
 func (e *Engine) Evaluate(in Input) Evaluation {
 	ev := e.evaluate(in)
 	ev.Explicit = explicitAllow(&ev)
+	if ev.Verdict == Ask && ev.Reason == "" {
+		ev.Reason = e.askReason(in, ev.Rule)
+	}
 	return ev
+}
+
+// askReason says why a human is asked when only the lattice asks (a tool permission, the
+// tier or the default), for the card's "why" line: every ask names its reason.
+func (e *Engine) askReason(in Input, rule string) string {
+	if p, ok := strings.CutPrefix(rule, "tool_permissions."); ok {
+		return "the tool permission " + strconv.Quote(p) + " asks a human for this tool"
+	}
+	if TierVerdict(in.Tier, in.Tool, in.Args, in.Facts) != Ask {
+		return `the policy's default is "ask"`
+	}
+	if Irreversible(in.Tool, in.Args, in.Facts) {
+		return "the " + in.Tier.String() + " tier asks a human before an irreversible tool (a delete, purge or vault tool, a destructive hint, a file move or delete)"
+	}
+	return "the " + in.Tier.String() + " tier asks a human for every tool not declared read-only or idempotent"
 }
 
 // explicitAllow says whether an evaluation's allow is explicit (see Evaluation.Explicit).
@@ -206,6 +236,19 @@ func (e *Engine) evaluate(in Input) Evaluation {
 	}
 	j := e.commands.Judge(CommandInput{Command: cmd, Cwd: in.Cwd, Agent: in.Agent})
 	ev.Shell = &j
+	if arg, _ := e.shellArg(in.Tool); j.Source != approval.SourceFloor {
+		if list, ok := in.Args[arg].([]any); ok {
+			// Each element of an argv is also what a careless runner would hand a shell.
+			for _, el := range list {
+				if line, ok := el.(string); ok && strings.ContainsAny(line, " \t\n;|&$`") {
+					if f := e.commands.Judge(CommandInput{Command: line, Cwd: in.Cwd, Agent: in.Agent}); f.Source == approval.SourceFloor {
+						j.Verdict, j.Source, j.Rule, j.Reason = f.Verdict, f.Source, f.Rule, f.Reason
+						break
+					}
+				}
+			}
+		}
+	}
 	if j.Source == approval.SourceFloor || (j.Source == approval.SourceRule && j.Verdict == Deny) {
 		ev.Verdict, ev.Source, ev.Rule, ev.Reason = Deny, j.Source, j.Rule, j.Reason
 		return ev

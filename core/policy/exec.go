@@ -41,15 +41,17 @@ type ExecJudge struct {
 	persisted     PersistedAllowlist
 	pcache        *persistedCache
 	safe          map[string]bool
-	trusted       map[string]bool
-	skills        map[string]bool
-	autoSkills    bool
-	rules         []execRule
-	res           *shell.Resolver
-	home          string
-	windows       bool
-	sensitive     *Sensitive
-	sensitiveSet  bool
+	// safeSpecs are the enabled safe bins that have a safe-bin profile, with it.
+	safeSpecs    map[string]*toolSpec
+	trusted      map[string]bool
+	skills       map[string]bool
+	autoSkills   bool
+	rules        []execRule
+	res          *shell.Resolver
+	home         string
+	windows      bool
+	sensitive    *Sensitive
+	sensitiveSet bool
 }
 
 // JudgeOption configures an ExecJudge.
@@ -117,8 +119,13 @@ func NewExecJudge(cfg ExecConfig, persisted PersistedAllowlist, opts ...JudgeOpt
 		bins = DefaultSafeBins
 	}
 	j.safe = make(map[string]bool, len(bins))
+	j.safeSpecs = make(map[string]*toolSpec, len(bins))
 	for _, b := range bins {
-		j.safe[strings.TrimSpace(b)] = true
+		b = strings.TrimSpace(b)
+		j.safe[b] = true
+		if ts := toolSpecs[b]; ts != nil && ts.safe != nil {
+			j.safeSpecs[b] = ts
+		}
 	}
 	dirs := cfg.TrustedDirs
 	if dirs == nil {
@@ -217,6 +224,9 @@ func (j *ExecJudge) Judge(in CommandInput) CommandJudgement {
 // JudgeAnalysis judges an analysis made by shell.Analyze for in (in.Command is not read again).
 func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJudgement {
 	out := CommandJudgement{AnalysisOK: an.OK, Normalized: an.Normalized, Problems: an.Problems}
+	// One pooled scratch for the whole judgement: the safe-bin parses and the effects.
+	e := effectPool.Get().(*effectJudge)
+	defer e.release()
 	var persisted *Allowlist
 	if j.persisted != nil {
 		persisted = j.pcache.compile(j.persisted.AllowlistEntries())
@@ -238,11 +248,17 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJu
 		}
 	}
 	var argv []string
-	if len(an.Segments) <= 2 && nargs <= 10 {
+	switch {
+	case len(an.Segments) == 1 && nargs <= len(oneJudgement{}.argv):
+		// The common case in one allocation of less than 512 bytes (no heap header).
+		sm := new(oneJudgement)
+		argv = sm.argv[:nargs]
+		out.Segments = sm.segs[:0:1]
+	case len(an.Segments) <= 2 && nargs <= 10:
 		sm := new(smallJudgement)
 		argv = sm.argv[:nargs]
 		out.Segments = sm.segs[:0:len(an.Segments)]
-	} else {
+	default:
 		argv = make([]string, nargs)
 		out.Segments = make([]Segment, 0, len(an.Segments))
 	}
@@ -256,7 +272,7 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJu
 		for k := range s.Args {
 			a[k] = s.Args[k].Value
 		}
-		seg, res, ok := j.segment(s, a, in.Agent, persisted, an)
+		seg, res, ok := j.segment(s, a, in.Agent, persisted, an, &e.safeCall)
 		resolved[i] = res
 		out.Segments = append(out.Segments, seg)
 		if !ok {
@@ -272,7 +288,7 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJu
 		out.Verdict, out.Source, out.Rule, out.Reason = Deny, approval.SourceFloor, h.Rule, h.Reason
 		return out
 	}
-	concerns, fh := j.concerns(an, in)
+	concerns, fh := j.concerns(e, an, in)
 	if fh != nil {
 		// A tool's own write option onto a raw block device (sort -o /dev/sda) is the same
 		// catastrophe as a redirection onto it: the floor's.
@@ -357,10 +373,16 @@ func alwaysPatterns(an *shell.Analysis, resolved []shell.Resolution) []string {
 	return out
 }
 
-// smallJudgement holds the segments and strings of a judgement of one or two commands.
+// smallJudgement holds the segments and strings of a judgement of one or two commands, and
+// oneJudgement those of one short command.
 type smallJudgement struct {
 	segs [2]Segment
 	argv [10]string
+}
+
+type oneJudgement struct {
+	segs [1]Segment
+	argv [6]string
 }
 
 // policy is seed 003's decision: security mode, ask mode, analysis and allowlist.
@@ -421,7 +443,7 @@ func describeMiss(s Segment) string {
 
 // segment evaluates one judged segment: resolution and what satisfies it. What it writes does
 // not decide here: the effects (concerns) allow writes inside the project and nothing else.
-func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persisted *Allowlist, an *shell.Analysis) (Segment, shell.Resolution, bool) {
+func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persisted *Allowlist, an *shell.Analysis, scratch *toolCall) (Segment, shell.Resolution, bool) {
 	seg := Segment{Argv: argv, Executable: s.Name(), Wrappers: s.Wrappers}
 	for _, w := range s.Writes {
 		t := w.Target
@@ -445,7 +467,7 @@ func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persi
 			res = j.res.Resolve(s.Name(), s.Cwd, "")
 			if res.Path != "" {
 				seg.ResolvedPath = res.Path
-				if !j.commandSatisfied(&seg, s, res, agent, persisted, nil) {
+				if !j.commandSatisfied(&seg, s, res, agent, persisted, nil, scratch) {
 					break
 				}
 			}
@@ -463,14 +485,14 @@ func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persi
 		if res.Path == "" {
 			break
 		}
-		j.commandSatisfied(&seg, s, res, agent, persisted, an)
+		j.commandSatisfied(&seg, s, res, agent, persisted, an, scratch)
 	}
 	return seg, res, seg.SatisfiedBy != ""
 }
 
 // commandSatisfied sets what satisfies a resolved command: the allowlist (configured, then
 // persisted), a safe bin, or a skill.
-func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.Resolution, agent string, persisted *Allowlist, an *shell.Analysis) bool {
+func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.Resolution, agent string, persisted *Allowlist, an *shell.Analysis, scratch *toolCall) bool {
 	q := allowQuery{resolved: res.Path, real: res.Real, agent: agent, args: s.Args[1:]}
 	if len(s.Args) == 0 {
 		q.noArgs = true
@@ -484,8 +506,8 @@ func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.R
 		return true
 	}
 	name := s.Base()
-	if an != nil && safeExports(an, name) && (!s.MoreArgs || findFeeds(an, s)) && safeArgs(s, name) &&
-		j.safeBin(name, res.Path, res.Real, seg.Argv[1:]) {
+	if ts := j.safeSpecs[name]; an != nil && ts != nil && safeExports(an, name) && (!s.MoreArgs || findFeeds(an, s)) &&
+		safeArgs(s, ts, name) && j.safeBin(name, ts, res.Path, res.Real, seg.Argv[1:], scratch) {
 		seg.SatisfiedBy = SatisfiedSafeBin
 		return true
 	}
@@ -505,7 +527,7 @@ func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.R
 // cannot reconfigure it, and no glob that could expand to a file name starting with "-" (a
 // file called --output=x turns sort * into a write) unless no option of the program does harm
 // (wc -l *.go). Arguments arriving through xargs are findFeeds' to judge.
-func safeArgs(s *shell.Segment, name string) bool {
+func safeArgs(s *shell.Segment, ts *toolSpec, name string) bool {
 	for i := range s.Args {
 		// A value the analysis knows exactly ("$PWD" from the request's cwd) is checked by the
 		// profile like a literal; an unknown one could be any option.
@@ -519,7 +541,6 @@ func safeArgs(s *shell.Segment, name string) bool {
 			return false
 		}
 	}
-	ts := toolSpecs[name]
 	if ts != nil && ts.injectSafe {
 		return true
 	}

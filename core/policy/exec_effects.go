@@ -89,27 +89,35 @@ type effectJudge struct {
 	cs      concernSet
 	project string // the request's cwd when it is a project directory, else ""
 	cwd     string // the request's cwd
-	scope   sensScope
-	scoped  bool
+	// rawCwd and projHome are what cwd and project were worked out from: a pooled judge
+	// keeps them (and scope) for the next judgement in the same directory.
+	rawCwd, projHome string
+	cwdSet           bool
+	scope            sensScope
+	scoped           bool
 	// moreArgsPipes are the pipelines with a command taking more arguments from its input
 	// (xargs): a find earlier in such a pipeline hands every file it finds to it.
 	moreArgsPipes map[int]bool
 	// floor is set when a tool writes a raw block device.
 	floor *FloorHit
-	// call, vals, text and ef are reused from segment to segment.
-	call toolCall
-	vals []string
-	text argSet
-	ef   effects
+	// call, vals, text and ef are reused from segment to segment; safeCall by the safe-bin
+	// checks of the same judgement.
+	call     toolCall
+	safeCall toolCall
+	vals     []string
+	text     argSet
+	ef       effects
 }
 
-// concerns judges what every segment touches. A tool's write onto a raw block device is
-// returned as the floor's refusal instead.
-func (j *ExecJudge) concerns(an *shell.Analysis, in CommandInput) ([]Concern, *FloorHit) {
-	e := effectPool.Get().(*effectJudge)
-	defer e.release()
-	e.j, e.an, e.cwd = j, an, cleanAbs(in.Cwd)
-	e.project = projectDir(e.cwd, j.home)
+// concerns judges what every segment touches, with e (from effectPool) as its memory. A
+// tool's write onto a raw block device is returned as the floor's refusal instead.
+func (j *ExecJudge) concerns(e *effectJudge, an *shell.Analysis, in CommandInput) ([]Concern, *FloorHit) {
+	e.j, e.an = j, an
+	if !e.cwdSet || e.rawCwd != in.Cwd || e.projHome != j.home {
+		e.cwd = cleanAbs(in.Cwd)
+		e.project = projectDir(e.cwd, j.home)
+		e.rawCwd, e.projHome, e.cwdSet = in.Cwd, j.home, true
+	}
 	for _, s := range an.Segments {
 		if s.MoreArgs && s.Pipe != 0 {
 			if e.moreArgsPipes == nil {
@@ -145,12 +153,15 @@ func (j *ExecJudge) concerns(an *shell.Analysis, in CommandInput) ([]Concern, *F
 
 var effectPool = sync.Pool{New: func() any { return new(effectJudge) }}
 
-// release returns e to the pool, keeping its buffers.
+// release returns e to the pool, keeping its buffers and what it worked out of the last
+// directory (cwd, project, scope): they depend only on the directory, the home and the
+// sensitive list, which scopeFor and concerns compare before reuse.
 func (e *effectJudge) release() {
-	e.j, e.an, e.project, e.cwd, e.scoped, e.floor = nil, nil, "", "", false, nil
+	e.j, e.an, e.floor = nil, nil, nil
 	e.cs.list = e.cs.list[:0]
 	e.vals = e.vals[:0]
 	e.call.args, e.call.err = nil, nil
+	e.safeCall.args, e.safeCall.err = nil, nil
 	if e.moreArgsPipes != nil {
 		clear(e.moreArgsPipes)
 	}
@@ -217,7 +228,7 @@ var notProjectTrees = []string{
 
 // scopeFor returns the sensitive-path scope of a segment's cwd and home, reusing the last one.
 func (e *effectJudge) scopeFor(s *shell.Segment) *sensScope {
-	if !e.scoped || e.scope.rawCwd != s.Cwd || e.scope.rawHome != s.Home {
+	if !e.scoped || e.scope.s != e.j.sensitive || e.scope.rawCwd != s.Cwd || e.scope.rawHome != s.Home {
 		e.scope.s = e.j.sensitive
 		e.scope.reset(s.Cwd, s.Home)
 		e.scoped = true
@@ -607,7 +618,10 @@ func compoundParts(w string) []string {
 // word or already given is skipped; at most 32 are given.
 func eachCompoundPart(w string, f func(string)) {
 	short := len(w) > 2 && w[0] == '-' && w[1] != '-'
-	if !short && !strings.ContainsAny(w, "=:,@<>") {
+	if !hasCompoundSep(w) {
+		if short {
+			f(w[2:]) // the only part: not empty, not w
+		}
 		return
 	}
 	var seen [32]string
@@ -652,6 +666,23 @@ func eachCompoundPart(w string, f func(string)) {
 			rest = rest[i+1:]
 		}
 	}
+}
+
+// compoundSep marks the bytes that split a compound word (see eachCompoundPart).
+var compoundSep = func() (t [256]bool) {
+	for _, c := range "=:,@<>" {
+		t[c] = true
+	}
+	return t
+}()
+
+func hasCompoundSep(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if compoundSep[w[i]] {
+			return true
+		}
+	}
+	return false
 }
 
 // envAccess is how a language reads its environment: the wholesale object, and the forms that

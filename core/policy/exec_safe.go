@@ -112,9 +112,8 @@ func findFeeds(an *shell.Analysis, s *shell.Segment) bool {
 			args = append(args, a.Value)
 		}
 	}
-	c := callPool.Get().(*toolCall)
-	defer func() { c.args, c.err = nil, nil; callPool.Put(c) }()
-	toolSpecs["find"].callInto(c, "find", args)
+	var c toolCall
+	toolSpecs["find"].callInto(&c, "find", args)
 	if c.err != nil {
 		return false
 	}

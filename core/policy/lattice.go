@@ -130,8 +130,19 @@ func NewPermissions(table map[string]string) (Permissions, error) {
 	return p, nil
 }
 
-// Lookup finds the explicit entry for a tool: an exact name beats any glob.
+// Lookup finds the explicit entry for a tool: an exact name beats any glob. An entry that
+// asks or denies also holds for the tool's name in another case (a deny of "Write" is a deny
+// of "write" and "WRITE"), and wins over an allow that matched exactly: a spelling is no way
+// around a refusal. An allow holds only for the name as written.
 func (p Permissions) Lookup(tool string) (Verdict, string, bool) {
+	v, pattern, ok := p.lookupExact(tool)
+	if fv, fpattern, fok := p.lookupFolded(tool); fok && (!ok || fv > v) {
+		return fv, fpattern, true
+	}
+	return v, pattern, ok
+}
+
+func (p Permissions) lookupExact(tool string) (Verdict, string, bool) {
 	if v, ok := p.exact[tool]; ok {
 		return v, tool, true
 	}
@@ -141,6 +152,32 @@ func (p Permissions) Lookup(tool string) (Verdict, string, bool) {
 		}
 	}
 	return Deny, "", false
+}
+
+// lookupFolded finds the strictest ask or deny entry that matches the tool's name without
+// regard to case.
+func (p Permissions) lookupFolded(tool string) (Verdict, string, bool) {
+	low := strings.ToLower(tool)
+	best, pattern, found := Allow, "", false
+	consider := func(v Verdict, pat string) {
+		if v != Allow && (!found || v > best) {
+			best, pattern, found = v, pat, true
+		}
+	}
+	for name, v := range p.exact {
+		if v != Allow && strings.EqualFold(name, tool) {
+			consider(v, name)
+		}
+	}
+	for _, g := range p.globs {
+		if g.verdict == Allow {
+			continue
+		}
+		if ok, _ := path.Match(strings.ToLower(g.pattern), low); ok {
+			consider(g.verdict, g.pattern)
+		}
+	}
+	return best, pattern, found
 }
 
 // TierVerdict is what the tier alone asks for a tool. Ask: every tool that is not declared
@@ -167,18 +204,21 @@ func TierVerdict(tier Tier, tool string, args map[string]any, facts approval.Fac
 
 // Irreversible reports the auto tier's tail: a destructive hint, a tool whose name has an
 // irreversible word in any case style (delete_repository, deleteRepository, github__delete_repo,
-// rm-file, PurgeCache, truncate_table, VaultRead, team_disband: see irreversibleWords), and
-// file_ops deleting or moving (its operation read the same way, "operation" or "op").
+// rm-file, PurgeCache, truncate_table, VaultRead, team_disband, deleterepository: see
+// irreversibleName), and file_ops deleting or moving or doing what cannot be read (its
+// operation read the same way, "operation" or "op").
 func Irreversible(tool string, args map[string]any, facts approval.Facts) bool {
 	if facts.Destructive {
 		return true
 	}
 	words := ToolWords(tool)
-	if anyWord(words, irreversibleWords) {
+	if irreversibleName(words) {
 		return true
 	}
 	if isFileOps(words) {
-		return fileOpOf(args) >= fileOpMove
+		// An operation that cannot be read could be a delete.
+		op := fileOpOf(args)
+		return op >= fileOpMove || op == fileOpUnknown
 	}
 	return false
 }

@@ -3,7 +3,6 @@ package policy
 import (
 	"path/filepath"
 	"strings"
-	"sync"
 )
 
 // DefaultSafeBins are the safe bins enabled when [policy.exec] safe_bins is not set: read-only
@@ -143,16 +142,13 @@ func gitSubSafe(sub string, rest []string) bool {
 	return false
 }
 
-// safeBin reports whether a resolved segment is a safe bin: an enabled name with a profile,
-// living in a trusted directory, invoked with literal arguments its profile accepts.
-func (j *ExecJudge) safeBin(name, resolved, real string, argv []string) bool {
+// safeBin reports whether a resolved segment is a safe bin: an enabled name with a profile
+// (ts, from j.safeSpecs), living in a trusted directory, invoked with literal arguments its
+// profile accepts. c is scratch memory for the parse.
+func (j *ExecJudge) safeBin(name string, ts *toolSpec, resolved, real string, argv []string, c *toolCall) bool {
 	if j.windows || resolved == "" || isWindowsPath(resolved) || isWindowsPath(name) || strings.ContainsRune(name, '\\') {
 		return false
 	}
-	if !j.safe[name] {
-		return false
-	}
-	ts := toolSpecs[name]
 	if ts == nil || ts.safe == nil {
 		return false
 	}
@@ -171,16 +167,11 @@ func (j *ExecJudge) safeBin(name, resolved, real string, argv []string) bool {
 			return false
 		}
 	}
-	c := callPool.Get().(*toolCall)
 	ts.callInto(c, name, argv)
 	ok := c.err == nil && ts.safe(c)
 	c.args, c.err = nil, nil
-	callPool.Put(c)
 	return ok
 }
-
-// callPool keeps the memory of safe-bin checks.
-var callPool = sync.Pool{New: func() any { return new(toolCall) }}
 
 // parentDir is filepath.Dir of a clean absolute path, without cleaning it again.
 func parentDir(p string) string {

@@ -243,7 +243,7 @@ func TestSafeBinTrust(t *testing.T) {
 	if got := j.Judge(CommandInput{Command: "ls"}); got.Segments[0].SatisfiedBy != "" {
 		t.Fatal("ls is safe without being enabled")
 	}
-	if j.safeBin("ls", `C:\Windows\ls.exe`, "", nil) {
+	if j.safeBin("ls", toolSpecs["ls"], `C:\Windows\ls.exe`, "", nil, new(toolCall)) {
 		t.Fatal("safe bin on a Windows path")
 	}
 }

@@ -400,7 +400,10 @@ type sensScope struct {
 	baseCand  candSet
 	homeCand  candSet
 	homeNFAs  []*globNFA // the "~/" globs instantiated for home, nil when a root covers it
-	baseProc  bool       // base may be below a /proc link
+	// baseNoKeys is true when no element of base hits a key (and no glob is keyless): a
+	// relative name is then sensitive only by hitting a key itself (see cannotMatch).
+	baseNoKeys bool
+	baseProc   bool // base may be below a /proc link (see cleanProc)
 }
 
 func (s *Sensitive) scope(cwd, home string) *sensScope {
@@ -445,6 +448,7 @@ func (c *sensScope) reset(cwd, home string) {
 	c.baseProc = mayHaveProcLink(c.base)
 	s.collect(&c.baseCand, c.base)
 	s.collect(&c.homeCand, c.tildeHome)
+	c.baseNoKeys = c.baseCand.empty()
 	if c.home != "" && !coveredHome(c.home) {
 		c.homeNFAs = s.homeNFAs(c.home)
 	}
@@ -841,7 +845,68 @@ func (c *sensScope) candidates(cand *candSet, p string) {
 	c.s.collect(cand, rest)
 }
 
+// cannotMatch reports, cheaply, what match would find by collecting candidates: nothing. It
+// holds for one plain element taken against the base directory — no "/" or "\" (a single
+// element), no ":" (no drive), no leading "~" or "$" (no home to put in front) — when the
+// base directory's elements hit no key (and no glob is keyless) and the element hits none
+// itself. Most words of a command ("ls", "-la", "status", "foo") are such elements.
+// TestCannotMatchAgreesWithTheMatcher and FuzzCannotMatch hold it to the full matcher.
+func (c *sensScope) cannotMatch(p string) bool {
+	if !c.baseNoKeys || c.baseProc || p == "" || len(p) > maxPlainElement || p[0] == '~' || p[0] == '$' {
+		return false
+	}
+	var buf [maxPlainElement]byte
+	for i := 0; i < len(p); i++ {
+		ch := p[i]
+		switch {
+		case ch == '/' || ch == '\\' || ch == ':':
+			return false
+		case 'A' <= ch && ch <= 'Z':
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	return !c.s.hitsKey(buf[:len(p)])
+}
+
+// maxPlainElement is the longest element cannotMatch decides (collect lower-cases elements up
+// to this length in place).
+const maxPlainElement = 64
+
+// hitsKey reports whether the lower-cased element e hits a key of the index: whether
+// collectElement would add any glob for it.
+func (s *Sensitive) hitsKey(e []byte) bool {
+	if len(e) == 0 {
+		return false
+	}
+	if s.exactSigs.has(exactSig(e)) {
+		if _, ok := s.exact[string(e)]; ok {
+			return true
+		}
+	}
+	for _, k := range s.prefixByFirst[e[0]] {
+		if len(e) >= len(k.key) && string(e[:len(k.key)]) == k.key {
+			return true
+		}
+	}
+	for _, k := range s.suffixByLast[e[len(e)-1]] {
+		if len(e) >= len(k.key) && string(e[len(e)-len(k.key):]) == k.key {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *sensScope) match(p string) (string, bool) {
+	if c.cannotMatch(p) {
+		return "", false
+	}
+	return c.matchCandidates(p)
+}
+
+// matchCandidates is match without the cannotMatch shortcut: it collects the candidate globs
+// of every element and tries them.
+func (c *sensScope) matchCandidates(p string) (string, bool) {
 	var cand candSet
 	c.candidates(&cand, p)
 	var full string

@@ -178,7 +178,7 @@ func TestExecutorLikeTools(t *testing.T) {
 		"truncate_table": false, "prune_images": false, "encode_base64": false, "runner_status": false,
 		"codec_info": false, "processor_list": false, "read_file": false,
 	} {
-		if got := anyWord(ToolWords(tool), executorWords); got != want {
+		if got := isExecutor(ToolWords(tool)); got != want {
 			t.Errorf("%s executor-like = %v, want %v", tool, got, want)
 		}
 	}
@@ -228,16 +228,16 @@ func TestExecutorLikeTools(t *testing.T) {
 }
 
 func TestCommandLinesOfExecutors(t *testing.T) {
-	got := commandLines(map[string]any{"args": []any{"echo", "it's"}, "note": "x"}, ToolWords("run"), true)
+	got, _ := commandLines(map[string]any{"args": []any{"echo", "it's"}, "note": "x"}, ToolWords("run"), true)
 	want := []string{"echo", "it's", `echo 'it'\''s'`}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%q, want %q", got, want)
 	}
-	got = commandLines(map[string]any{"code": "print(1)", "lang": "Ruby"}, ToolWords("run_code"), true)
+	got, _ = commandLines(map[string]any{"code": "print(1)", "lang": "Ruby"}, ToolWords("run_code"), true)
 	if !reflect.DeepEqual(got, []string{"ruby -e 'print(1)'"}) {
 		t.Fatalf("%q", got)
 	}
-	got = commandLines(map[string]any{"code": "x"}, ToolWords("python_exec"), true)
+	got, _ = commandLines(map[string]any{"code": "x"}, ToolWords("python_exec"), true)
 	if !reflect.DeepEqual(got, []string{"python3 -c x"}) {
 		t.Fatalf("%q", got)
 	}

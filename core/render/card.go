@@ -45,8 +45,12 @@ type Card struct {
 	Session     string
 	Cwd         string
 	AgentReason string
-	CreatedAt   time.Time
-	ExpiresAt   time.Time
+	// AskReason is why the policy asks a human, and Rule the rule that asked; shown on a
+	// line of their own, never in the action.
+	AskReason string
+	Rule      string
+	CreatedAt time.Time
+	ExpiresAt time.Time
 	// AllowAlways shows the "Allow always" button (only when the policy persists it).
 	AllowAlways bool
 	// Resolution is nil while the request is pending.
@@ -78,6 +82,8 @@ func CardFor(r *approval.Request) Card {
 		Session:     r.Session,
 		Cwd:         r.Cwd,
 		AgentReason: r.AgentReason,
+		AskReason:   r.AskReason,
+		Rule:        r.Rule,
 		CreatedAt:   r.CreatedAt,
 		ExpiresAt:   r.ExpiresAt,
 		AllowAlways: r.ShowAllowAlways,

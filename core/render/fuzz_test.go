@@ -67,7 +67,7 @@ func FuzzPayloads(f *testing.F) {
 			t.Fatal(err)
 		}
 		// A hand-built card with raw, unclean strings is made safe by the builders too.
-		raw := Card{RequestID: testID, Tool: s, Summary: s, Agent: s, Session: s, Cwd: s, AgentReason: s, Truncated: true}
+		raw := Card{RequestID: testID, Tool: s, Summary: s, Agent: s, Session: s, Cwd: s, AgentReason: s, AskReason: s, Rule: s, Truncated: true}
 		if resolved {
 			raw.Resolution = &Resolution{DecidedBy: s, Reason: s}
 		}

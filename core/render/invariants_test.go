@@ -357,7 +357,7 @@ func cardOf(s string, resolved bool) (Card, string) {
 	summary, truncated, details := Summarize("bash", nil, s, true)
 	r := &approval.Request{
 		ID: testID, State: approval.StatePending, Tool: s, Summary: summary, Truncated: truncated,
-		Agent: s, Session: s, Cwd: s, AgentReason: s, ShowAllowAlways: true,
+		Agent: s, Session: s, Cwd: s, AgentReason: s, AskReason: s, Rule: s, ShowAllowAlways: true,
 		CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), ExpiresAt: time.Date(2026, 1, 2, 3, 6, 5, 0, time.UTC),
 	}
 	if resolved {

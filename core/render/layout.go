@@ -20,14 +20,22 @@ const (
 	maxSessionLen   = 64
 	maxCwdLen       = 120
 	maxAgentWhyLen  = 200
+	maxAskReasonLen = 300
+	maxRuleLen      = 100
 	maxDecidedByLen = 64
 	maxReasonLen    = 300
 )
 
 // Labels of the request's context on every card.
 const (
-	LabelCwd         = "Directory"
+	LabelCwd = "Directory"
+	// CwdNotGiven is the Directory line of a request that names no working directory.
+	CwdNotGiven      = "(not given: relative paths are unknown)"
 	LabelAgentReason = "Agent's reason (its own words, unverified)"
+	// LabelAskReason and LabelAskedReason head the policy's reason for asking on pending
+	// and resolved cards.
+	LabelAskReason   = "Why approvebot asks"
+	LabelAskedReason = "Why approvebot asked"
 )
 
 // timeLayout shows times in UTC on every platform.
@@ -65,11 +73,11 @@ type view struct {
 
 // cardStrings are the strings of a card that sanitize rewrites.
 type cardStrings struct {
-	tool, summary, agent, session, cwd, why, id, by, reason string
+	tool, summary, agent, session, cwd, why, ask, rule, id, by, reason string
 }
 
 func (c *Card) strings() cardStrings {
-	cs := cardStrings{c.Tool, c.Summary, c.Agent, c.Session, c.Cwd, c.AgentReason, c.RequestID, "", ""}
+	cs := cardStrings{c.Tool, c.Summary, c.Agent, c.Session, c.Cwd, c.AgentReason, c.AskReason, c.Rule, c.RequestID, "", ""}
 	if c.Resolution != nil {
 		cs.by, cs.reason = c.Resolution.DecidedBy, c.Resolution.Reason
 	}
@@ -95,6 +103,8 @@ func (c Card) sanitize() Card {
 		c.Cwd = Redact(c.Cwd, maxCwdLen)
 	}
 	c.AgentReason = Redact(c.AgentReason, maxAgentWhyLen)
+	c.AskReason = Redact(c.AskReason, maxAskReasonLen)
+	c.Rule = Redact(c.Rule, maxRuleLen)
 	if !ValidRequestID(c.RequestID) {
 		c.RequestID = Clean(c.RequestID, RequestIDLen)
 	}
@@ -127,7 +137,7 @@ func pendingView(c Card) view {
 	if c.Truncated {
 		v.notice = "✂️ Cut at " + itoa(MaxSummary) + " characters: press Details to see the whole action before you decide."
 	}
-	v.fields = metaFields(c)
+	v.fields = append(askFields(c, LabelAskReason), metaFields(c)...)
 	v.footer = []field{{"Request", c.RequestID}}
 	if e := fmtTime(c.ExpiresAt); e != "" {
 		v.footer = append(v.footer, field{"Expires", e})
@@ -177,6 +187,7 @@ func resolvedView(c Card) view {
 	if r.Reason != "" {
 		res = append(res, field{"Reason", r.Reason})
 	}
+	res = append(res, askFields(c, LabelAskedReason)...)
 	v.fields = append(res, metaFields(c)...)
 	v.footer = []field{{"Request", c.RequestID}}
 	return v
@@ -206,6 +217,20 @@ func outcomeTitle(r *Resolution) (icon, title string) {
 	return "🔒", "Closed"
 }
 
+// askFields is the policy's reason for asking, with the rule that asked, as a line of its
+// own under label: the human sees which sensitive path, outside write or hidden command made
+// approvebot ask, apart from the action it is about.
+func askFields(c Card, label string) []field {
+	if c.AskReason == "" {
+		return nil
+	}
+	why := c.AskReason
+	if c.Rule != "" {
+		why += " (rule " + c.Rule + ")"
+	}
+	return []field{{label, why}}
+}
+
 func metaFields(c Card) []field {
 	var f []field
 	if c.Agent != "" {
@@ -217,9 +242,12 @@ func metaFields(c Card) []field {
 	// The directory and the agent's stated reason are lines of their own, never part of
 	// the action: a human must see where "rm -rf ./build" runs, and that the reason is only
 	// what the agent claims.
-	if c.Cwd != "" {
-		f = append(f, field{LabelCwd, c.Cwd})
+	// A request without a cwd says so: a relative path in it could be anywhere.
+	cwd := c.Cwd
+	if cwd == "" {
+		cwd = CwdNotGiven
 	}
+	f = append(f, field{LabelCwd, cwd})
 	if c.AgentReason != "" {
 		f = append(f, field{LabelAgentReason, c.AgentReason})
 	}

@@ -710,9 +710,25 @@ func validAssignment(name, value string) bool {
 	case nameStrong:
 		return true
 	case nameWeak:
-		return looksRandom(value)
+		return looksRandom(value) || tokenValue(name, value)
 	}
 	return false
+}
+
+// paginationWords name tokens that only say where a listing goes on (--next-token,
+// pageToken), not secrets.
+var paginationWords = map[string]bool{"next": true, "page": true, "starting": true, "continuation": true, "sync": true, "resume": true, "cursor": true}
+
+// tokenValue: a name whose last word is "token" (--token, GH_TOKEN, x-token) holds the
+// token itself, however short or plain it looks; only pagination tokens and numbers are
+// not secrets.
+func tokenValue(name, value string) bool {
+	w := nameWords(name)
+	n := len(w)
+	if n == 0 || w[n-1] != "token" || n > 1 && paginationWords[w[n-2]] {
+		return false
+	}
+	return len(value) >= 6 && !strings.HasPrefix(value, "$") && strings.Trim(value, "0123456789") != "" && shannon(value) >= 2
 }
 
 // validRandom masks a value only when it looks generated (used where the context already

@@ -33,6 +33,10 @@ type shSegment struct {
 	words []shWord
 	piped bool
 	data  [][2]int
+	// group is, for the empty segment that follows a closing ")" or "}", 1 + the index of
+	// the first segment inside the group: a pipe after the group reads the output of all
+	// of them ((echo pw) | docker login --password-stdin).
+	group int
 }
 
 type pendingHeredoc struct {
@@ -58,6 +62,7 @@ func shellSegments(s string) []shSegment {
 		cur = shSegment{piped: piped}
 	}
 	redirect, hereString, heredoc, strip := false, false, false, false
+	var groups []int // the first segment of each open group
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch c {
@@ -106,9 +111,20 @@ func shellSegments(s string) []shSegment {
 				i++
 			}
 			flush(false)
-		case ';', '(', ')', '{', '}':
+		case ';':
 			i++
 			flush(false)
+		case '(', '{':
+			i++
+			flush(false)
+			groups = append(groups, len(segs))
+		case ')', '}':
+			i++
+			flush(false)
+			if n := len(groups); n > 0 {
+				cur.group = groups[n-1] + 1
+				groups = groups[:n-1]
+			}
 		case '<', '>':
 			switch {
 			case strings.HasPrefix(s[i:], "<<<"):
@@ -449,6 +465,15 @@ func shellSecretSpans(s string) []span {
 		for j := i; j > 0 && segs[j].piped && !fed[j-1]; j-- {
 			fed[j-1] = true
 			feedSpans(s, &segs[j-1], add)
+			// A group's output is that of every command inside it.
+			if g := segs[j-1].group; g > 0 {
+				for k := g - 1; k < j-1; k++ {
+					if !fed[k] {
+						fed[k] = true
+						feedSpans(s, &segs[k], add)
+					}
+				}
+			}
 		}
 	}
 	return out
@@ -536,11 +561,15 @@ func commandSpans(s string, seg *shSegment, add func(a, b int)) (stdin bool) {
 			continue
 		}
 		for _, ci := range secretCommandsByName[base(w.value)] {
-			if done&(1<<ci) != 0 || !commandAt(words, at, secretCommands[ci].words) {
+			if done&(1<<ci) != 0 {
+				continue
+			}
+			args, ok := commandAt(words, at, secretCommands[ci].words)
+			if !ok {
 				continue
 			}
 			done |= 1 << ci
-			if commandArgs(s, words[at+len(secretCommands[ci].words):], &secretCommands[ci], add) {
+			if commandArgs(s, words[args:], &secretCommands[ci], add) {
 				stdin = true
 			}
 		}
@@ -548,17 +577,24 @@ func commandSpans(s string, seg *shSegment, add func(a, b int)) (stdin bool) {
 	return stdin
 }
 
-// commandAt reports whether the command cmd (its name already matched) starts at words[at].
-func commandAt(words []shWord, at int, cmd []string) bool {
-	if at+len(cmd) > len(words) {
-		return false
-	}
+// commandAt reports whether the command cmd (its name already matched) starts at words[at],
+// and where its arguments begin. Options may stand between the words (gh -R o/r secret
+// set, vault -namespace=x kv put): an option without "=" may take the word after it.
+func commandAt(words []shWord, at int, cmd []string) (int, bool) {
+	j := at + 1
 	for k := 1; k < len(cmd); k++ {
-		if words[at+k].value != cmd[k] {
-			return false
+		for j < len(words) && words[j].value != cmd[k] && strings.HasPrefix(words[j].value, "-") {
+			j++
+			if j < len(words) && !strings.Contains(words[j-1].value, "=") && words[j].value != cmd[k] && !strings.HasPrefix(words[j].value, "-") {
+				j++ // the option's value
+			}
 		}
+		if j >= len(words) || words[j].value != cmd[k] {
+			return 0, false
+		}
+		j++
 	}
-	return true
+	return j, true
 }
 
 // secretCommandsByName indexes secretCommands by command name.
@@ -670,6 +706,8 @@ func genericStdinSecret(words []shWord) bool {
 		if !hasVal && k+1 < len(words) {
 			val = words[k+1].value
 		}
+		// In prose (an agent's reason) an option may end a clause: "--password-stdin, then".
+		name = strings.TrimRight(name, ",.;:!?)")
 		switch {
 		case name == "--with-token":
 			return true

@@ -255,12 +255,18 @@ var catalog = compileRules([]secretRule{
 			`(?:` + netrcSep + `(?:login|account|port|protocol|machine)` + netrcSep + netrcTok + `){0,6}?` +
 			netrcSep + `(?:password|passwd)` + netrcSep + `(?P<s>\\?"(?:[^"\\]|\\[^"])*\\?"|[^\s\\'"]+)`),
 		valid: notPlaceholder},
+	{id: "netrc-account", generic: true, kind: ".netrc account", keywords: []string{"machine", "login"}, fwd: 1024,
+		// .netrc's account is an additional password.
+		re: rx(`(?i)(?:\bmachine` + netrcSep + netrcTok + `|\bdefault|\blogin` + netrcSep + netrcTok + `)` +
+			`(?:` + netrcSep + `(?:login|password|passwd|port|protocol|machine)` + netrcSep + netrcTok + `){0,6}?` +
+			netrcSep + `account` + netrcSep + `(?P<s>\\?"(?:[^"\\]|\\[^"])*\\?"|[^\s\\'"]+)`),
+		valid: notPlaceholder},
 	{id: "mysql-password-flag", generic: true, kind: "-p password", keywords: []string{"mysql", "mariadb"},
 		re:    rx(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlsh|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p(?P<s>[^\s-][^\s]*)`),
 		valid: notPlaceholder},
-	{id: "password-short-flag", generic: true, kind: "-p password", keywords: []string{"sshpass", "redis-cli", "login", "7z", "zip", "unrar"},
+	{id: "password-short-flag", generic: true, kind: "-p password", keywords: []string{"sshpass", "redis-cli", "login", "7z", "zip", "unrar", "mongo", "rabbitmqadmin", "sqlcmd", "bcp", "ldap", "vsql"},
 		// sshpass -p, redis-cli -a, docker/podman/helm login -p, 7z -p…, zip -P.
-		re:    rx(`\b(?:(?:sshpass)\s+-p|redis-cli\b[^\n|;&]*?\s-a|(?:docker|podman|helm|buildah|skopeo|nerdctl|oras)\s+(?:registry\s+)?login\b[^\n|;&]*?\s-p|(?:7z|7za|unrar)\s+[ax]\b[^\n|;&]*?\s-p|zip\b[^\n|;&]*?\s-P)\s*(?P<s>[^\s-][^\s]*)`),
+		re:    rx(`\b(?:(?:sshpass)\s+-p|redis-cli\b[^\n|;&]*?\s-a|(?:docker|podman|helm|buildah|skopeo|nerdctl|oras)\s+(?:registry\s+)?login\b[^\n|;&]*?\s-p|(?:az|oc|cf|argocd)\s+login\b[^\n|;&]*?\s-p|(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|rabbitmqadmin)\b[^\n|;&]*?\s-p|(?:sqlcmd|bcp|unzip)\b[^\n|;&]*?\s-P|(?:ldapsearch|ldapadd|ldapmodify|ldapdelete|ldapwhoami|ldappasswd|ldapcompare|ldapmodrdn|vsql)\b[^\n|;&]*?\s-w|(?:7z|7za|unrar)\s+[ax]\b[^\n|;&]*?\s-p|zip\b[^\n|;&]*?\s-P)\s*(?P<s>[^\s-][^\s]*)`),
 		valid: notPlaceholder},
 	{id: "openssl-pass", generic: true, kind: "openssl pass:", keywords: []string{"pass:"},
 		re:    rx(`(?i)-pass(?:in|out|word)?\s+(?:\\?["'])?pass:(?P<s>[^\s"']+)`),

@@ -209,6 +209,8 @@ func samples() []secretSample {
 	add("netrc-password", "printf 'machine git.example.com\\nlogin bob\\npassword %s\\n' > ~/.netrc", "", g.s(alnum, 14))
 	add("netrc-password", "cat >> ~/.authinfo <<EOF\nmachine imap.example.com port 993 login bob@example.com password %s\nEOF", "", g.s(alnum+"!@#%", 16))
 	add("netrc-password", "machine h\n  login bob\n  password \"%s\"", "", g.s(alnum, 10)+" "+g.s(alnum, 6))
+	add("netrc-account", "echo 'machine ftp.example.com login bob account %s' >> ~/.netrc", "", g.s(alnum, 14))
+	add("netrc-account", "machine h\n\tlogin bob\n\tpassword x1\n\taccount %s", "", g.s(alnum+"!@#%", 16))
 	add("mysql-password-flag", "mysql -u root -p%s -h db prod", "", g.s(alnum, 14))
 	add("mysql-password-flag", "mysqldump -uroot -p%s --all-databases", "", g.s(alnum, 10))
 	add("password-short-flag", "sshpass -p %s ssh root@host", "", g.s(alnum, 12))

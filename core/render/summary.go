@@ -49,7 +49,7 @@ func Summarize(tool string, args map[string]any, command string, isShell bool) (
 	if isShell {
 		text = command
 	} else {
-		text = KV(maskArgs(args))
+		text = KV(maskToolArgs(tool, args))
 	}
 	return summarizeText(text)
 }
@@ -114,42 +114,6 @@ func writeKVString(b *strings.Builder, s string) {
 func needsQuote(r rune) bool {
 	return r == '=' || r == '"' || r == '\'' || r == '\\' || unicode.IsSpace(r) || unicode.IsControl(r) ||
 		unicode.Is(unicode.Cf, r) || r == utf8.RuneError
-}
-
-// maskArgs returns a copy of args in which every value under a secret-named key
-// ("password", "api_key", "clientSecret"…) is MaskMark, at any depth.
-func maskArgs(args map[string]any) map[string]any {
-	out, _ := maskValue(args, 0).(map[string]any)
-	return out
-}
-
-func maskValue(v any, depth int) any {
-	if depth > 64 {
-		return v
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			if classifyName(k) == nameStrong {
-				if s, ok := val.(string); ok && isPlaceholder(s) {
-					out[k] = val
-				} else {
-					out[k] = MaskMark
-				}
-				continue
-			}
-			out[k] = maskValue(val, depth+1)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, val := range x {
-			out[i] = maskValue(val, depth+1)
-		}
-		return out
-	}
-	return v
 }
 
 // rawPrefix returns as much of raw text as can show in max characters once masked and

@@ -183,6 +183,10 @@ func (claudeCode) Render(c Call, v Verdict) Reply {
 	return Reply{Body: encode(out)}
 }
 
+// Printable shows an agent-supplied name in an error: at most 64 bytes, control characters
+// as spaces.
+func Printable(s string) string { return printableName(s) }
+
 // printableName shows an agent-supplied name in an error.
 func printableName(s string) string {
 	if len(s) > 64 {

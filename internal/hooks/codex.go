@@ -124,7 +124,11 @@ const (
 
 // ParsePatch reads the file operations of a Codex apply_patch envelope. It refuses what
 // it does not understand — no envelope, an empty path, a header it does not know, a move
-// that follows no update — rather than guess which files a patch touches.
+// that follows no update — rather than guess which files a patch touches. Codex's parser
+// reads a hunk header with blanks around it (after an added file's lines or a deleted
+// file's line) and ends the patch only at its last line, so here every line after "*** Begin
+// Patch" that is a header once trimmed counts — also one after an "*** End Patch" that a
+// patch can carry as a context line — and the patch must end with "*** End Patch".
 func ParsePatch(text string) (Patch, error) {
 	var p Patch
 	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
@@ -141,22 +145,23 @@ func ParsePatch(text string) (Patch, error) {
 	ended := false
 	lastUpdate := -1 // index in p.Written of the file a "Move to" would move
 	for _, l := range lines[begin+1:] {
-		if strings.TrimSpace(l) == patchEnd {
+		t := strings.TrimSpace(l)
+		if t == patchEnd {
 			ended = true
-			break
+			continue
 		}
-		if !strings.HasPrefix(l, "*** ") {
+		if !strings.HasPrefix(t, "*** ") {
 			continue // hunk content: context, -removed, +added, @@ markers
 		}
 		var kind, path string
 		for _, h := range []string{patchAdd, patchDelete, patchUpdate, patchMove} {
-			if strings.HasPrefix(l, h) {
-				kind, path = h, strings.TrimSpace(strings.TrimPrefix(l, h))
+			if strings.HasPrefix(t, strings.TrimSpace(h)) {
+				kind, path = h, strings.TrimSpace(strings.TrimPrefix(t, strings.TrimSpace(h)))
 			}
 		}
 		if kind == "" {
-			if strings.TrimSpace(l) == patchEOF {
-				continue
+			if t == patchEOF || !strings.HasPrefix(l, "*** ") {
+				continue // the end-of-file marker, or a context line that merely starts with ***
 			}
 			return p, fmt.Errorf("apply_patch: unknown header %q", printableName(l))
 		}

@@ -353,6 +353,12 @@ func TestParsePatch(t *testing.T) {
 		{"crlf", "*** Begin Patch\r\n*** Delete File: a\r\n*** End Patch\r\n", nil, []string{"a"}, ""},
 		{"end of file marker", "*** Begin Patch\n*** Update File: a\n@@\n+x\n*** End of File\n*** End Patch", []string{"a"}, nil, ""},
 		{"content lines that look like headers are content", "*** Begin Patch\n*** Add File: a\n+*** Delete File: /etc/passwd\n*** End Patch", []string{"a"}, nil, ""},
+		// Codex reads hunk headers with blanks around them, and ends a patch only at its last
+		// line: what it would write, the policy sees.
+		{"a header with blanks after an added file", "*** Begin Patch\n*** Add File: a\n+x\n  *** Add File: ../../.ssh/authorized_keys\n+k\n*** End Patch", []string{"a", "../../.ssh/authorized_keys"}, nil, ""},
+		{"a tab before a delete", "*** Begin Patch\n*** Add File: a\n+x\n\t*** Delete File: .env\n*** End Patch", []string{"a"}, []string{".env"}, ""},
+		{"the end marker as a context line", "*** Begin Patch\n*** Update File: a\n@@\n *** End Patch\n*** Add File: /root/.ssh/authorized_keys\n+k\n*** End Patch", []string{"a", "/root/.ssh/authorized_keys"}, nil, ""},
+		{"a context line that starts with ***", "*** Begin Patch\n*** Update File: a\n@@\n *** a heading\n+x\n*** End Patch", []string{"a"}, nil, ""},
 		{"no envelope", "*** Add File: a\n+x\n", nil, nil, `apply_patch: no "*** Begin Patch" envelope`},
 		{"not ended", "*** Begin Patch\n*** Add File: a\n+x\n", nil, nil, `apply_patch: no "*** End Patch"`},
 		{"unknown header", "*** Begin Patch\n*** Rename File: a\n*** End Patch", nil, nil, `apply_patch: unknown header "*** Rename File: a"`},

@@ -81,6 +81,16 @@ type Options struct {
 	Env []string
 	// Dir reuses a directory (and so its database) from an earlier server.
 	Dir string
+	// Data is the database path (default Dir/approvebot.db): a subdirectory, another file
+	// system.
+	Data string
+}
+
+func (o Options) dbPath() string {
+	if o.Data != "" {
+		return o.Data
+	}
+	return filepath.Join(o.Dir, "approvebot.db")
 }
 
 // Server is one running approvebot.
@@ -93,42 +103,30 @@ type Server struct {
 	cmd  *exec.Cmd
 	logs *syncBuffer
 	done chan struct{}
+	// drained is closed once everything the server printed is in logs.
+	drained chan struct{}
 }
 
 // Start writes the config and starts the server, waiting until it listens.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
+	s, ok := TryStart(t, opts)
+	if !ok {
+		t.Fatalf("approvebot exited before listening:\n%s", s.Logs())
+	}
+	return s
+}
+
+// TryStart starts the server and reports whether it came up: a server given a damaged
+// database must exit instead, and then Logs and ExitCode say how.
+func TryStart(t testing.TB, opts Options) (*Server, bool) {
+	t.Helper()
 	bin := Binary(t)
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()
 	}
-	s := &Server{Dir: opts.Dir, DB: filepath.Join(opts.Dir, "approvebot.db"), opts: opts, t: t}
-	cfg := fmt.Sprintf(`[server]
-listen = "127.0.0.1:0"
-data = %q
-%s
-
-[[agents]]
-name = "agent"
-token_env = "TEST_AGENT_TOKEN"
-role = "agent"
-
-[[agents]]
-name = "agent2"
-token_env = "TEST_AGENT2_TOKEN"
-role = "agent"
-
-[[agents]]
-name = "operator"
-token_env = "TEST_OPERATOR_TOKEN"
-role = "operator"
-
-%s
-`, s.DB, opts.Server, opts.Config)
-	cfgPath := filepath.Join(opts.Dir, "config.toml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	s := &Server{Dir: opts.Dir, DB: opts.dbPath(), opts: opts, t: t}
+	cfgPath := writeConfig(t, opts, s.DB)
 	s.cmd = exec.Command(bin, "serve", "-config", cfgPath)
 	s.cmd.Dir = opts.Dir
 	s.cmd.Env = append(os.Environ(),
@@ -143,7 +141,9 @@ role = "operator"
 	}
 	s.done = make(chan struct{})
 	addr := make(chan string, 1)
+	s.drained = make(chan struct{})
 	go func() {
+		defer close(s.drained)
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 1<<16), 1<<20)
 		sent := false
@@ -167,7 +167,8 @@ role = "operator"
 	case a := <-addr:
 		s.URL = "http://" + a
 	case <-s.done:
-		t.Fatalf("approvebot exited before listening:\n%s", s.logs.String())
+		<-s.drained
+		return s, false
 	case <-time.After(60 * time.Second):
 		s.cmd.Process.Kill()
 		t.Fatalf("approvebot did not start listening:\n%s", s.logs.String())
@@ -178,10 +179,42 @@ role = "operator"
 			t.Logf("approvebot logs:\n%s", s.logs.String())
 		}
 	})
-	return s
+	return s, true
 }
 
 var listenRe = regexp.MustCompile(`approvebot listening.*addr=(\S+)`)
+
+// writeConfig writes the test server's config (its database at db) and returns its path.
+func writeConfig(t testing.TB, opts Options, db string) string {
+	t.Helper()
+	cfg := fmt.Sprintf(`[server]
+listen = "127.0.0.1:0"
+data = %q
+%s
+
+[[agents]]
+name = "agent"
+token_env = "TEST_AGENT_TOKEN"
+role = "agent"
+
+[[agents]]
+name = "agent2"
+token_env = "TEST_AGENT2_TOKEN"
+role = "agent"
+
+[[agents]]
+name = "operator"
+token_env = "TEST_OPERATOR_TOKEN"
+role = "operator"
+
+%s
+`, db, opts.Server, opts.Config)
+	cfgPath := filepath.Join(opts.Dir, "config.toml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfgPath
+}
 
 // Logs returns everything the server printed.
 func (s *Server) Logs() string { return s.logs.String() }
