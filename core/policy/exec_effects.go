@@ -395,7 +395,7 @@ func (e *effectJudge) segment(s *shell.Segment) {
 		}
 	}
 	if name == "git" {
-		e.gitSegment(s, sc, call.args)
+		e.gitSegment(s, sc, call, text)
 	}
 	if ef.unknown != "" && s.Judged {
 		e.cs.add(Concern{Kind: ConcernUnknown, What: name, Reason: ef.unknown})

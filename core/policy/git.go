@@ -79,6 +79,14 @@ func (g *gitCall) under(p string) string {
 	return joinRel(dir, p)
 }
 
+// gitArgs is the call read as git reads it, parsed once per call.
+func (c *toolCall) gitArgs() *gitCall {
+	if !c.gitSet {
+		c.git, c.gitSet = parseGit(c.args), true
+	}
+	return &c.git
+}
+
 // config returns the last -c value of a key (lower-cased), and whether it is set.
 func (g *gitCall) config(key string) (string, bool) {
 	v, ok := "", false
@@ -138,11 +146,8 @@ var gitTextOptions = map[string]bool{
 
 // gitText marks the arguments git reads as text: messages, search strings and formats, and the
 // pattern of git grep.
-func gitText(c *toolCall, t *argSet) { gitTextArgs(c.args, t) }
-
-// gitTextArgs is gitText over git's arguments.
-func gitTextArgs(args []string, t *argSet) {
-	g := parseGit(args)
+func gitText(c *toolCall, t *argSet) {
+	g := c.gitArgs()
 	if g.subIndex < 0 {
 		return
 	}
@@ -226,14 +231,16 @@ func gitConfigWrites(rest []string) bool {
 // clone, init and worktree destinations, the configuration files git config changes, trace
 // targets. Where it runs and which work tree it reads are the segment's business (gitSegment).
 func gitEffects(c *toolCall, e *effects) {
-	g := parseGit(c.args)
+	g := c.gitArgs()
 	from := len(e.writes)
-	defer func() {
-		// Relative paths are taken where git runs: below the -C directories.
-		for i := from; i < len(e.writes); i++ {
-			e.writes[i] = g.under(e.writes[i])
-		}
-	}()
+	gitWrites(g, e)
+	// Relative paths are taken where git runs: below the -C directories.
+	for i := from; i < len(e.writes) && len(g.dirs) > 0; i++ {
+		e.writes[i] = g.under(e.writes[i])
+	}
+}
+
+func gitWrites(g *gitCall, e *effects) {
 	for _, kv := range g.configs {
 		if strings.HasSuffix(kv[0], "target") && strings.HasPrefix(kv[0], "trace2.") {
 			gitTraceTarget(kv[1], "git -c "+kv[0], e)
@@ -368,8 +375,8 @@ func gitEnvName(n string) bool {
 // work tree (--work-tree, core.worktree, GIT_WORK_TREE), the paths of its arguments taken in
 // those directories, pathspecs that pick out sensitive files, the credential helpers, and the
 // index, object store, templates and traces its environment names.
-func (e *effectJudge) gitSegment(s *shell.Segment, sc *sensScope, args []string) {
-	g := parseGit(args)
+func (e *effectJudge) gitSegment(s *shell.Segment, sc *sensScope, c *toolCall, t *argSet) {
+	g := c.gitArgs()
 	env := func(name string) (string, bool) {
 		v, ok := "", false
 		for _, kv := range s.Env {
@@ -525,8 +532,6 @@ func (e *effectJudge) gitSegment(s *shell.Segment, sc *sensScope, args []string)
 		return
 	}
 	// The arguments as paths in the directories git takes them in.
-	var t argSet
-	gitTextArgs(args, &t)
 	bases := make([]string, 0, 3)
 	if runDir != cwd && runDir != "" {
 		bases = append(bases, runDir)

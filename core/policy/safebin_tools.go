@@ -67,11 +67,14 @@ type toolCall struct {
 	err  error
 	// off is how many leading arguments were read before the grammar (an obsolete -NUM).
 	off int
+	// git is the call read as git's (gitArgs), once.
+	git    gitCall
+	gitSet bool
 }
 
 // callInto reads a call into c, reusing c's memory.
 func (ts *toolSpec) callInto(c *toolCall, name string, args []string) {
-	c.name, c.args, c.err, c.off = name, args, nil, 0
+	c.name, c.args, c.err, c.off, c.gitSet = name, args, nil, 0, false
 	a := args
 	if ts.digits && len(a) > 0 && obsoleteCount(a[0]) {
 		c.off, a = 1, a[1:]
