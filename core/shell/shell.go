@@ -116,6 +116,9 @@ type Analysis struct {
 	// terminal settings) to the programs it runs: export, declare -x, set -a. Tools read their
 	// configuration from the environment, so no command of it is a safe bin.
 	EnvExported bool
+	// EnvExportedNames are the names exported, in the order found; "*" stands for names that
+	// cannot be listed (set -a exports every later assignment, export -f a function).
+	EnvExportedNames []string
 	// EnvReads are the names of the variables whose value the command line expands anywhere
 	// ($X, ${X:-…}, "$X", a here-doc body, an arithmetic expression, a name handed to
 	// declare -p or printf -v's source), deduplicated, in the order found. A variable the

@@ -989,9 +989,17 @@ func (w *walker) xargs(args []Arg) {
 	if len(inner) == 0 {
 		inner = []Arg{lit("echo")}
 	}
-	_, fromFile := r.flags["a"]
-	if _, ok := r.flags["arg-file"]; ok {
-		fromFile = true
+	file, fromFile := r.flags["a"]
+	if v, ok := r.flags["arg-file"]; ok {
+		file, fromFile = v, true
+	}
+	if fromFile {
+		// The words come from that file: it is read.
+		known := true
+		for _, a := range args[1:r.next] {
+			known = known && a.Known
+		}
+		w.reads = append(w.reads[:len(w.reads):len(w.reads)], Read{Target: file, Known: known, Op: "xargs -a"})
 	}
 	var words []string
 	known := false
@@ -1616,6 +1624,7 @@ func (w *walker) exported(builtin, name string, args []Arg) {
 	}
 	if !HarmlessEnv(name) {
 		w.an.EnvExported = true
+		w.an.EnvExportedNames = append(w.an.EnvExportedNames, name)
 	}
 }
 
