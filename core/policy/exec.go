@@ -238,7 +238,6 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJu
 	}
 	judged, satisfied := 0, true
 	firstMiss := ""
-	safeOK := !an.EnvExported
 	var resBuf [8]shell.Resolution
 	var resolved []shell.Resolution
 	if len(an.Segments) <= len(resBuf) {
@@ -278,7 +277,7 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJu
 		for k := range s.Args {
 			a[k] = s.Args[k].Value
 		}
-		seg, res, ok := j.segment(s, a, in.Agent, persisted, safeOK, &e.safeCall)
+		seg, res, ok := j.segment(s, a, in.Agent, persisted, an, &e.safeCall)
 		resolved[i] = res
 		out.Segments = append(out.Segments, seg)
 		if !ok {
@@ -292,6 +291,13 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJu
 
 	if h, ok := CheckFloor(an); ok {
 		out.Verdict, out.Source, out.Rule, out.Reason = Deny, approval.SourceFloor, h.Rule, h.Reason
+		return out
+	}
+	concerns, fh := j.concerns(e, an, in)
+	if fh != nil {
+		// A tool's own write option onto a raw block device (sort -o /dev/sda) is the same
+		// catastrophe as a redirection onto it: the floor's.
+		out.Verdict, out.Source, out.Rule, out.Reason = Deny, approval.SourceFloor, fh.Rule, fh.Reason
 		return out
 	}
 	var askRule *execRule
@@ -315,7 +321,7 @@ func (j *ExecJudge) JudgeAnalysis(an *shell.Analysis, in CommandInput) CommandJu
 			}
 		}
 	}
-	out.Concerns = j.concerns(e, an, in)
+	out.Concerns = concerns
 	out.Verdict, out.Rule, out.Reason = j.policy(an, out.AllowlistSatisfied, firstMiss)
 	if len(out.Concerns) > 0 {
 		out.AllowlistSatisfied = false
@@ -442,7 +448,7 @@ func describeMiss(s Segment) string {
 
 // segment evaluates one judged segment: resolution and what satisfies it. What it writes does
 // not decide here: the effects (concerns) allow writes inside the project and nothing else.
-func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persisted *Allowlist, safeOK bool, scratch *toolCall) (Segment, shell.Resolution, bool) {
+func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persisted *Allowlist, an *shell.Analysis, scratch *toolCall) (Segment, shell.Resolution, bool) {
 	seg := Segment{Argv: argv, Executable: s.Name(), Wrappers: s.Wrappers}
 	for _, w := range s.Writes {
 		t := w.Target
@@ -466,7 +472,7 @@ func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persi
 			res = j.res.Resolve(s.Name(), s.Cwd, "")
 			if res.Path != "" {
 				seg.ResolvedPath = res.Path
-				if !j.commandSatisfied(&seg, s, res, agent, persisted, false, scratch) {
+				if !j.commandSatisfied(&seg, s, res, agent, persisted, nil, scratch) {
 					break
 				}
 			}
@@ -484,14 +490,14 @@ func (j *ExecJudge) segment(s *shell.Segment, argv []string, agent string, persi
 		if res.Path == "" {
 			break
 		}
-		j.commandSatisfied(&seg, s, res, agent, persisted, safeOK, scratch)
+		j.commandSatisfied(&seg, s, res, agent, persisted, an, scratch)
 	}
 	return seg, res, seg.SatisfiedBy != ""
 }
 
 // commandSatisfied sets what satisfies a resolved command: the allowlist (configured, then
 // persisted), a safe bin, or a skill.
-func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.Resolution, agent string, persisted *Allowlist, safeOK bool, scratch *toolCall) bool {
+func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.Resolution, agent string, persisted *Allowlist, an *shell.Analysis, scratch *toolCall) bool {
 	q := allowQuery{resolved: res.Path, real: res.Real, agent: agent, args: s.Args[1:]}
 	if len(s.Args) == 0 {
 		q.noArgs = true
@@ -505,7 +511,8 @@ func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.R
 		return true
 	}
 	name := s.Base()
-	if ts := j.safeSpecs[name]; safeOK && ts != nil && safeArgs(s, ts) && j.safeBin(name, ts, res.Path, res.Real, seg.Argv[1:], scratch) {
+	if ts := j.safeSpecs[name]; an != nil && ts != nil && safeExports(an, name) && (!s.MoreArgs || findFeeds(an, s)) &&
+		safeArgs(s, ts, name) && j.safeBin(name, ts, res.Path, res.Real, seg.Argv[1:], scratch) {
 		seg.SatisfiedBy = SatisfiedSafeBin
 		return true
 	}
@@ -521,14 +528,11 @@ func (j *ExecJudge) commandSatisfied(seg *Segment, s *shell.Segment, res shell.R
 	return false
 }
 
-// safeArgs is what a safe bin needs beyond its profile: literal arguments and nothing else
-// arriving (xargs), an environment that cannot reconfigure it, and no glob that could expand
-// to a file name starting with "-" (a file called --output=x turns sort * into a write) unless
-// no option of the program does harm (wc -l *.go).
-func safeArgs(s *shell.Segment, ts *toolSpec) bool {
-	if s.MoreArgs {
-		return false
-	}
+// safeArgs is what a safe bin needs beyond its profile: literal arguments, an environment that
+// cannot reconfigure it, and no glob that could expand to a file name starting with "-" (a
+// file called --output=x turns sort * into a write) unless no option of the program does harm
+// (wc -l *.go). Arguments arriving through xargs are findFeeds' to judge.
+func safeArgs(s *shell.Segment, ts *toolSpec, name string) bool {
 	for i := range s.Args {
 		// A value the analysis knows exactly ("$PWD" from the request's cwd) is checked by the
 		// profile like a literal; an unknown one could be any option.
@@ -537,8 +541,8 @@ func safeArgs(s *shell.Segment, ts *toolSpec) bool {
 		}
 	}
 	for _, e := range s.Env {
-		name, _, _ := strings.Cut(e, "=")
-		if !shell.HarmlessEnv(name) {
+		v, _, _ := strings.Cut(e, "=")
+		if !envHarmlessFor(v, name) {
 			return false
 		}
 	}

@@ -98,6 +98,8 @@ type effectJudge struct {
 	// moreArgsPipes are the pipelines with a command taking more arguments from its input
 	// (xargs): a find earlier in such a pipeline hands every file it finds to it.
 	moreArgsPipes map[int]bool
+	// floor is set when a tool writes a raw block device.
+	floor *FloorHit
 	// call, vals, text and ef are reused from segment to segment; safeCall by the safe-bin
 	// checks of the same judgement.
 	call     toolCall
@@ -107,8 +109,9 @@ type effectJudge struct {
 	ef       effects
 }
 
-// concerns judges what every segment touches, with e (from effectPool) as its memory.
-func (j *ExecJudge) concerns(e *effectJudge, an *shell.Analysis, in CommandInput) []Concern {
+// concerns judges what every segment touches, with e (from effectPool) as its memory. A
+// tool's write onto a raw block device is returned as the floor's refusal instead.
+func (j *ExecJudge) concerns(e *effectJudge, an *shell.Analysis, in CommandInput) ([]Concern, *FloorHit) {
 	e.j, e.an = j, an
 	if !e.cwdSet || e.rawCwd != in.Cwd || e.projHome != j.home {
 		e.cwd = cleanAbs(in.Cwd)
@@ -126,6 +129,10 @@ func (j *ExecJudge) concerns(e *effectJudge, an *shell.Analysis, in CommandInput
 
 	for _, s := range an.Segments {
 		e.segment(s)
+		if e.floor != nil {
+			h := *e.floor
+			return nil, &h
+		}
 	}
 	for _, name := range an.EnvReads {
 		if SecretLookingName(name) {
@@ -139,9 +146,9 @@ func (j *ExecJudge) concerns(e *effectJudge, an *shell.Analysis, in CommandInput
 		e.cs.add(Concern{Kind: ConcernEnv, What: d, Reason: "prints the whole environment (" + d + ")"})
 	}
 	if len(e.cs.list) == 0 {
-		return nil
+		return nil, nil
 	}
-	return append([]Concern(nil), e.cs.sorted()...)
+	return append([]Concern(nil), e.cs.sorted()...), nil
 }
 
 var effectPool = sync.Pool{New: func() any { return new(effectJudge) }}
@@ -150,7 +157,7 @@ var effectPool = sync.Pool{New: func() any { return new(effectJudge) }}
 // directory (cwd, project, scope): they depend only on the directory, the home and the
 // sensitive list, which scopeFor and concerns compare before reuse.
 func (e *effectJudge) release() {
-	e.j, e.an = nil, nil
+	e.j, e.an, e.floor = nil, nil, nil
 	e.cs.list = e.cs.list[:0]
 	e.vals = e.vals[:0]
 	e.call.args, e.call.err = nil, nil
@@ -259,15 +266,20 @@ func (e *effectJudge) segment(s *shell.Segment) {
 	// Every word that may be a path: arguments, their compound parts, assignments.
 	readsTrees := spec == nil && !listsOnly[name] && s.Kind == shell.KindCommand && !s.Windows
 	for k := range s.Args {
-		if k > 0 && (text.has(k-1) || spec != nil && spec.allText) {
+		a := &s.Args[k]
+		if k > 0 && (text.has(k-1) || spec != nil && spec.allText && a.Pattern == "" && !strings.Contains(a.Value, "/")) {
+			// Text, not a path. What echo and printf print counts when it is a path with a
+			// directory or a glob (echo ~/.ssh/id_rsa names the key; echo .env >> .gitignore is a word).
 			continue
 		}
-		a := &s.Args[k]
 		e.word(sc, a.Value, a.Pattern, a.Known, a.Prefix, readsTrees && k > 0)
 	}
 	for _, env := range s.Env {
-		if _, v, ok := strings.Cut(env, "="); ok && v != "" {
+		if k, v, ok := strings.Cut(env, "="); ok && v != "" {
 			e.word(sc, v, "", true, len(v), false)
+			if s.Judged && envNamesWrittenFile(k) && strings.ContainsAny(v, "/~") {
+				e.write(s, expandTilde(v, s.Home)) // GIT_TRACE=/tmp/x, SSLKEYLOGFILE=…: a file the program writes
+			}
 		}
 	}
 	for _, r := range s.Reads {
@@ -276,21 +288,32 @@ func (e *effectJudge) segment(s *shell.Segment) {
 	for _, n := range s.Network {
 		e.cs.add(Concern{Kind: ConcernNetwork, What: n, Reason: "opens a network connection through " + n})
 	}
-	if s.Code != "" {
-		for _, lit := range stringLiterals(s.Code) {
-			e.codeLiteral(sc, lit)
-		}
-		dump, names := codeEnvReads(s.Lang, s.Code)
-		if dump != "" {
-			e.cs.add(Concern{Kind: ConcernEnv, What: dump, Reason: "inline " + s.Lang + " code reads the whole environment (" + dump + ")"})
-		}
-		for _, n := range names {
-			if SecretLookingName(n) {
-				e.cs.add(Concern{Kind: ConcernEnv, What: "$" + n, Reason: "inline " + s.Lang + " code reads the secret-looking variable " + n})
+	lang, code := s.Lang, s.Code
+	if code == "" && len(s.Args) > 1 && s.Kind == shell.KindCommand {
+		if l := interpreterLang(name); l != "" && stdinProgram(s) {
+			switch s.Input {
+			case shell.InputText:
+				lang, code = l, s.InputText
+			case shell.InputUnknown:
+				e.cs.add(Concern{Kind: ConcernUnknown, What: name, Reason: name + " runs a program read from its input, whose text is not known"})
 			}
 		}
 	}
-	if s.MoreArgs && s.Judged && !moreArgsHarmless[name] {
+	if code != "" {
+		for _, lit := range codeReadings(lang, code) {
+			e.codeLiteral(sc, lit)
+		}
+		dump, names := codeEnvReads(lang, code)
+		if dump != "" {
+			e.cs.add(Concern{Kind: ConcernEnv, What: dump, Reason: "inline " + lang + " code reads the whole environment (" + dump + ")"})
+		}
+		for _, n := range names {
+			if SecretLookingName(n) {
+				e.cs.add(Concern{Kind: ConcernEnv, What: "$" + n, Reason: "inline " + lang + " code reads the secret-looking variable " + n})
+			}
+		}
+	}
+	if s.MoreArgs && s.Judged && !moreArgsHarmless[name] && !findFeeds(e.an, s) {
 		e.cs.add(Concern{Kind: ConcernUnknown, What: name,
 			Reason: "runs " + name + " on names read from its input, which may be sensitive paths or outside the project"})
 	}
@@ -303,6 +326,14 @@ func (e *effectJudge) segment(s *shell.Segment) {
 		e.word(sc, target, w.Pattern, true, len(target), false)
 		if s.Judged {
 			e.write(s, target)
+		}
+	}
+	if s.Kind == shell.KindCommand && !s.Windows && len(s.Args) > 0 {
+		switch name {
+		case "make", "gmake":
+			e.makeSegment(s)
+		case "npm", "pnpm", "yarn":
+			e.npmSegment(s)
 		}
 	}
 	if spec == nil || call == nil {
@@ -318,7 +349,8 @@ func (e *effectJudge) segment(s *shell.Segment) {
 		return
 	}
 	ef := &e.ef
-	*ef = effects{writes: ef.writes[:0], trees: ef.trees[:0], reads: ef.reads[:0], envVars: ef.envVars[:0]}
+	*ef = effects{writes: ef.writes[:0], trees: ef.trees[:0], reads: ef.reads[:0], envVars: ef.envVars[:0],
+		selects: ef.selects[:0], selectIn: ef.selectIn[:0]}
 	spec.effects(call, ef)
 	if name == "rg" && s.PipePos > 0 && len(ef.trees) == 1 && ef.trees[0] == "." {
 		ef.trees = nil // no path after a pipe: ripgrep searches its input
@@ -332,6 +364,13 @@ func (e *effectJudge) segment(s *shell.Segment) {
 	}
 	for _, w := range ef.writes {
 		w = expandTilde(w, s.Home)
+		if !nonDataWriters[name] {
+			if full, ok := e.resolveWrite(s, w); ok && isBlockDevice(full) {
+				h, _ := hit(FloorBlockWrite, name+" writes the raw block device "+full, s)
+				e.floor = &h
+				return
+			}
+		}
 		e.word(sc, w, "", true, len(w), false)
 		if s.Judged {
 			e.write(s, w)
@@ -342,6 +381,21 @@ func (e *effectJudge) segment(s *shell.Segment) {
 	}
 	for _, t := range ef.trees {
 		e.tree(sc, t)
+	}
+	for _, sel := range ef.selects {
+		for _, d := range ef.selectIn {
+			if g, ok, bad := sc.selected(d, sel); ok {
+				e.cs.add(Concern{Kind: ConcernSensitive, What: sel.shown, Glob: g,
+					Reason: sel.shown + " picks out files matching the sensitive path " + g})
+				break
+			} else if bad {
+				e.cs.add(Concern{Kind: ConcernUnknown, What: sel.shown, Reason: "cannot read the pattern of " + sel.shown + ", so what it selects cannot be told"})
+				break
+			}
+		}
+	}
+	if name == "git" {
+		e.gitSegment(s, sc, call, text)
 	}
 	if ef.unknown != "" && s.Judged {
 		e.cs.add(Concern{Kind: ConcernUnknown, What: name, Reason: ef.unknown})
@@ -354,6 +408,26 @@ func (e *effectJudge) segment(s *shell.Segment) {
 			e.cs.add(Concern{Kind: ConcernEnv, What: "$" + v, Reason: "prints the secret-looking variable " + v})
 		}
 	}
+}
+
+// envNamesWrittenFile reports a variable whose value is a file the program writes: traces,
+// logs, histories, key logs.
+func envNamesWrittenFile(k string) bool {
+	switch k {
+	case "SSLKEYLOGFILE", "HISTFILE", "LESSHISTFILE", "NODE_REPL_HISTORY", "PYTHON_HISTORY", "SQLITE_HISTORY",
+		"MYSQL_HISTFILE", "PSQL_HISTORY", "COVERAGE_FILE", "CURL_TRACE", "NODE_DEBUG_FILE":
+		return true
+	}
+	return strings.HasPrefix(k, "GIT_TRACE") || strings.HasSuffix(k, "_LOGFILE") || strings.HasSuffix(k, "_LOG_FILE") ||
+		strings.HasSuffix(k, "_TRACE_FILE") || strings.HasSuffix(k, "_HISTFILE")
+}
+
+// nonDataWriters change names, links, modes or times, not what a file holds: their "write" of
+// a device node is no write onto the disk.
+var nonDataWriters = map[string]bool{
+	"rm": true, "rmdir": true, "unlink": true, "mkdir": true, "touch": true, "chmod": true, "chown": true,
+	"chgrp": true, "ln": true, "mknod": true, "mkfifo": true, "mv": true, "truncate": true, "split": true,
+	"csplit": true, "crontab": true,
 }
 
 // moreArgsHarmless are programs that may take file names from their input (xargs) without

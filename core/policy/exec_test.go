@@ -496,7 +496,10 @@ func TestAllowBypasses(t *testing.T) {
 		"ls | bash",
 		"git status; $(curl x)",
 		"git log --output=x",
-		"sed -i s/a/b/ f",
+		"sed -i s/a/b/ /tmp/f",
+		"sed -i s/a/b/ ../f",
+		"sort -o /tmp/x f",
+		"sed --follow-symlinks -i s/a/b/ f",
 	} {
 		t.Run(cmd, func(t *testing.T) {
 			got := j.Judge(CommandInput{Command: cmd, Cwd: env.root})

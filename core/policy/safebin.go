@@ -128,7 +128,7 @@ func gitSubSafe(sub string, rest []string) bool {
 		}
 		return o[0] == "get-url" || o[0] == "show" && len(rest) >= 1
 	case "config":
-		return has("--get", "--get-all", "--get-regexp", "--list", "-l", "get", "list")
+		return !gitConfigWrites(rest) && !has("--global", "--system", "--file", "-f", "--blob")
 	case "stash":
 		o := ops()
 		return len(o) > 0 && (o[0] == "list" || o[0] == "show")

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"path"
 	"strings"
 
 	"github.com/approvebot/approvebot/core/argv"
@@ -32,6 +33,27 @@ func rgEffects(c *toolCall, e *effects) {
 		e.trees = append(e.trees, ".")
 	}
 	e.trees = append(e.trees, files...)
+	for _, o := range c.p.Options {
+		switch o.Name {
+		case "g", "glob", "iglob", "type-add", "pre-glob":
+			v := o.Value
+			if o.Name == "type-add" {
+				_, v, _ = strings.Cut(v, ":") // NAME:GLOB
+				if strings.HasPrefix(v, "include:") {
+					continue
+				}
+			}
+			if strings.HasPrefix(v, "!") {
+				continue // excludes
+			}
+			kind := selName
+			if strings.Contains(strings.TrimSuffix(v, "/"), "/") {
+				kind, v = selRelPath, strings.TrimPrefix(v, "/")
+			}
+			e.selects = append(e.selects, selector{kind: kind, pat: v, shown: "rg --" + o.Name + " " + o.Value})
+		}
+	}
+	e.selectIn = append(e.selectIn, e.trees...)
 }
 
 // sedScripts returns sed's scripts and the index of a script given as the first operand (or -1).
@@ -45,11 +67,12 @@ func sedScripts(c *toolCall) ([]string, int) {
 	return nil, -1
 }
 
-// sedSafe accepts sed without in-place editing, script files, or scripts that write (w, W,
-// s///w) or run programs (e, s///e) — unless --sandbox, under which GNU sed refuses those itself.
+// sedSafe accepts sed without script files or scripts that run programs (e, s///e), unless
+// --sandbox, under which GNU sed refuses those itself. What it writes (-i, w, W, s///w) are its
+// effects, judged like any other write.
 func sedSafe(c *toolCall) bool {
-	if c.p.Has("i", "in-place", "f", "file") {
-		return false
+	if c.p.Has("f", "file") || c.p.Has("follow-symlinks") && c.p.Has("i", "in-place") {
+		return false // a script from a file; in-place edits of what a link points to
 	}
 	scripts, _ := sedScripts(c)
 	if c.p.Has("sandbox") {
@@ -57,20 +80,37 @@ func sedSafe(c *toolCall) bool {
 	}
 	for _, s := range scripts {
 		sc := scanSed(s)
-		if !sc.ok || sc.exec || len(sc.writes) > 0 {
+		if !sc.ok || sc.exec {
 			return false
 		}
 	}
 	return true
 }
 
-// sedEffects: -i rewrites the files; w, W and s///w write files; r and R read them.
+// sedEffects: -i rewrites the files (and writes their backups: -i.bak is FILE.bak, a "*" in
+// the suffix is the file's name, and the suffix may name another directory); w, W and s///w
+// write files; r and R read them.
 func sedEffects(c *toolCall, e *effects) {
 	scripts, si := sedScripts(c)
 	if c.p.Has("i", "in-place") {
+		suffix := ""
+		for _, o := range c.p.Options {
+			if (o.Name == "i" || o.Name == "in-place") && o.HasValue {
+				suffix = o.Value
+			}
+		}
 		for k, o := range c.p.Operands {
-			if c.p.OperandIndex[k] != si {
-				e.writes = append(e.writes, o)
+			if c.p.OperandIndex[k] == si {
+				continue
+			}
+			e.writes = append(e.writes, o)
+			if suffix != "" {
+				dir, base := path.Split(o)
+				name := base + suffix
+				if strings.Contains(suffix, "*") {
+					name = strings.ReplaceAll(suffix, "*", base)
+				}
+				e.writes = append(e.writes, dir+name)
 			}
 		}
 	}
@@ -263,6 +303,93 @@ func scanSed(s string) sedScan {
 	}
 }
 
+// socatEffects: an address that is a file (a path, or OPEN:, GOPEN:, CREATE:, CREAT:, FILE:,
+// PIPE:) may be written: socat copies both ways, unless -u (first to second) or -U (second to
+// first).
+func socatEffects(c *toolCall, e *effects) {
+	for k, a := range c.p.Operands {
+		if k == 0 && c.p.Has("u") || k == 1 && c.p.Has("U") {
+			continue // only read
+		}
+		addr, _, _ := strings.Cut(a, ",") // options follow the first comma
+		kind, rest, typed := strings.Cut(addr, ":")
+		switch {
+		case !typed && (strings.HasPrefix(addr, "/") || strings.HasPrefix(addr, ".") || strings.HasPrefix(addr, "~")):
+			e.writes = append(e.writes, addr)
+		case typed:
+			switch strings.ToUpper(kind) {
+			case "OPEN", "GOPEN", "CREATE", "CREAT", "FILE", "PIPE", "NAMEDPIPE":
+				e.writes = append(e.writes, rest)
+			}
+		}
+	}
+	if v := c.p.Values("lf"); len(v) > 0 {
+		e.writes = append(e.writes, v...)
+	}
+}
+
+// parseBadblocks reads badblocks' options: clustered letters, -b, -c, -d, -e, -i, -o, -p and
+// -t taking a value (attached or the next word).
+func parseBadblocks(p *argv.Parsed, args []string) error {
+	p.Reset()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if len(a) < 2 || a[0] != '-' {
+			p.Operands = append(p.Operands, a)
+			p.OperandIndex = append(p.OperandIndex, i)
+			continue
+		}
+		for j := 1; j < len(a); j++ {
+			n := a[j : j+1]
+			if strings.IndexByte("bcdeiopt", a[j]) >= 0 {
+				o := argv.Option{Name: n, HasValue: true, Index: i, ValueIndex: i, Value: a[j+1:]}
+				if o.Value == "" && i+1 < len(args) {
+					i++
+					o.Value, o.ValueIndex = args[i], i
+				}
+				p.Options = append(p.Options, o)
+				break
+			}
+			p.Options = append(p.Options, argv.Option{Name: n, Index: i, ValueIndex: i})
+		}
+	}
+	return nil
+}
+
+// sgdiskEffects: any option but the ones that print, verify or only pretend rewrites the
+// partition table of the device named (and -R/--replicate writes the table of its device).
+func sgdiskEffects(c *toolCall, e *effects) {
+	readOnly := map[string]bool{"p": true, "print": true, "i": true, "info": true, "v": true, "verify": true,
+		"L": true, "list-types": true, "O": true, "print-mbr": true, "b": true, "backup": true, "h": true,
+		"help": true, "V": true, "version": true, "D": true, "display-alignment": true, "E": true,
+		"end-of-largest": true, "f": true, "first-in-largest": true, "F": true, "first-aligned-in-largest": true,
+		"usage": true, "?": true}
+	if c.p.Has("P", "pretend") {
+		return
+	}
+	changes := false
+	for _, o := range c.p.Options {
+		if !readOnly[o.Name] {
+			changes = true
+		}
+	}
+	if !changes {
+		return
+	}
+	// The device operand, and the device -R (--replicate) copies the table onto.
+	for k, a := range c.args {
+		v, replicate := strings.CutPrefix(a, "--replicate=")
+		switch {
+		case replicate:
+			e.writes = append(e.writes, v)
+		case k > 0 && (c.args[k-1] == "-R" || c.args[k-1] == "--replicate"):
+			e.writes = append(e.writes, a)
+		case !strings.HasPrefix(a, "-") && strings.HasPrefix(path.Clean(a), "/dev/"):
+			e.writes = append(e.writes, a)
+		}
+	}
+}
+
 // findArgs are how many arguments each find predicate takes (-1: a command up to ";" or "+").
 var findArgs = map[string]int{
 	"-depth": 0, "-d": 0, "-follow": 0, "-help": 0, "--help": 0, "-ignore_readdir_race": 0, "-mount": 0,
@@ -360,7 +487,18 @@ func findEffects(c *toolCall, e *effects) {
 	if len(points) == 0 {
 		points = []string{"."}
 	}
+	regexType := ""
 	for _, o := range c.p.Options {
+		switch o.Name {
+		case "-regextype":
+			regexType = o.Value
+		case "-name", "-iname":
+			e.selects = append(e.selects, selector{kind: selName, pat: o.Value, shown: "find " + o.Name + " " + o.Value})
+		case "-path", "-ipath", "-wholename", "-iwholename":
+			e.selects = append(e.selects, selector{kind: selPath, pat: o.Value, shown: "find " + o.Name + " " + o.Value})
+		case "-regex", "-iregex":
+			e.selects = append(e.selects, selector{kind: selRegex, pat: o.Value, regexType: regexType, shown: "find " + o.Name + " " + o.Value})
+		}
 		switch o.Name {
 		case "-fprint", "-fprint0", "-fls":
 			e.writes = append(e.writes, o.Value)
@@ -374,6 +512,9 @@ func findEffects(c *toolCall, e *effects) {
 		case "-files0-from":
 			e.unknown = "find -files0-from reads its start points from " + o.Value
 		}
+	}
+	if len(e.selects) > 0 {
+		e.selectIn = append(e.selectIn, points...)
 	}
 }
 
@@ -462,26 +603,139 @@ func jqFilter(c *toolCall) int {
 	return c.p.OperandIndex[0]
 }
 
-// jqEffects: $ENV and env print the environment.
+// jqEffects: env and $ENV print the environment; env.NAME and $ENV.NAME one variable.
 func jqEffects(c *toolCall, e *effects) {
-	if i := jqFilter(c); i >= 0 && jqReadsEnv(c.args[i]) {
-		e.envDump = "jq " + c.args[i]
+	if i := jqFilter(c); i >= 0 {
+		whole, names := jqEnvReads(c.args[i])
+		if whole {
+			e.envDump = "jq " + c.args[i]
+		}
+		e.envVars = append(e.envVars, names...)
 	}
 	if c.p.Has("f", "from-file") {
 		e.unknown = "jq runs a filter read from a file, which may read the environment"
 	}
 }
 
-func jqReadsEnv(filter string) bool {
-	for i := 0; i < len(filter); i++ {
-		if strings.HasPrefix(filter[i:], "$ENV") && !identChar(filter, i+4) {
-			return true
+// jqEnvReads finds a jq filter's reads of the environment: whole (env, $ENV, {env}) or by
+// name (env.HOME, $ENV.PATH, env["X"]). An object key ({env: 1}), a field (.env), a string
+// ("env") and another variable ($environment) are not reads; an interpolation inside a string
+// ("\(env.HOME)") is code like any other.
+func jqEnvReads(f string) (whole bool, names []string) {
+	code := jqCode(f)
+	for i := 0; i < len(code); i++ {
+		var after int
+		switch {
+		case strings.HasPrefix(code[i:], "$ENV") && !identChar(code, i+4) && !identChar(code, i-1):
+			after = i + 4
+		case strings.HasPrefix(code[i:], "env") && !identChar(code, i+3) && !identChar(code, i-1) &&
+			(i == 0 || code[i-1] != '.' && code[i-1] != '$'):
+			after = i + 3
+			if prev, next := jqNeighbours(code, i, after); next == ':' && (prev == '{' || prev == ',') {
+				continue // an object key
+			}
+		default:
+			continue
 		}
-		if strings.HasPrefix(filter[i:], "env") && (i == 0 || !identChar(filter, i-1) && filter[i-1] != '$' && filter[i-1] != '.') && !identChar(filter, i+3) {
-			return true
+		if name, ok := jqNamedAccess(f, code, after); ok {
+			names = append(names, name)
+			continue
+		}
+		whole = true
+	}
+	return whole, names
+}
+
+// jqNeighbours are the nearest non-blank characters before i and from j on.
+func jqNeighbours(code string, i, j int) (prev, next byte) {
+	for k := i - 1; k >= 0; k-- {
+		if c := code[k]; c != ' ' && c != '\t' && c != '\n' {
+			prev = c
+			break
 		}
 	}
-	return false
+	for k := j; k < len(code); k++ {
+		if c := code[k]; c != ' ' && c != '\t' && c != '\n' {
+			next = c
+			break
+		}
+	}
+	return prev, next
+}
+
+// jqNamedAccess reads .NAME, ["NAME"] or .["NAME"] at j (in the filter f, whose code view is
+// code): the variable named.
+func jqNamedAccess(f, code string, j int) (string, bool) {
+	if j < len(code) && code[j] == '.' && identChar(code, j+1) {
+		k := j + 1
+		for k < len(code) && identChar(code, k) {
+			k++
+		}
+		return code[j+1 : k], true
+	}
+	if j < len(code) && code[j] == '.' {
+		j++
+	}
+	if j+1 < len(f) && f[j] == '[' && f[j+1] == '"' {
+		end := strings.IndexByte(f[j+2:], '"')
+		if end >= 0 && j+2+end+1 < len(f) && f[j+2+end+1] == ']' {
+			name := f[j+2 : j+2+end]
+			if !strings.ContainsAny(name, "\\(") {
+				return name, true
+			}
+		}
+	}
+	return "", false
+}
+
+// jqCode is a jq filter with the text of its strings and comments blanked out, keeping the
+// code of string interpolations ("\(…)") and the length.
+func jqCode(f string) string {
+	b := []byte(f)
+	inString := false
+	var depths []int // open parentheses of each interpolation being read
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch {
+			case c == '\\' && i+1 < len(b) && b[i+1] == '(':
+				depths = append(depths, depth)
+				depth++
+				inString = false
+				b[i] = ' '
+				i++ // keep "(" as code
+			case c == '\\' && i+1 < len(b):
+				b[i], b[i+1] = ' ', ' '
+				i++
+			case c == '"':
+			default:
+				b[i] = ' '
+			}
+			if c == '"' {
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '#':
+			for i < len(b) && b[i] != '\n' {
+				b[i] = ' '
+				i++
+			}
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if n := len(depths); n > 0 && depth == depths[n-1] {
+				depths = depths[:n-1]
+				inString = true
+			}
+		}
+	}
+	return string(b)
 }
 
 func identChar(s string, i int) bool {

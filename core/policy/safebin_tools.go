@@ -67,11 +67,14 @@ type toolCall struct {
 	err  error
 	// off is how many leading arguments were read before the grammar (an obsolete -NUM).
 	off int
+	// git is the call read as git's (gitArgs), once.
+	git    gitCall
+	gitSet bool
 }
 
 // callInto reads a call into c, reusing c's memory.
 func (ts *toolSpec) callInto(c *toolCall, name string, args []string) {
-	c.name, c.args, c.err, c.off = name, args, nil, 0
+	c.name, c.args, c.err, c.off, c.gitSet = name, args, nil, 0, false
 	a := args
 	if ts.digits && len(a) > 0 && obsoleteCount(a[0]) {
 		c.off, a = 1, a[1:]
@@ -132,6 +135,10 @@ type effects struct {
 	// envDump says it prints the whole environment; envVars the variables it prints.
 	envDump string
 	envVars []string
+	// selects are the patterns the call picks files by (find -name, grep --include) in the
+	// directories selectIn (as written).
+	selects  []selector
+	selectIn []string
 }
 
 // toolSpecs are the programs approvebot knows, by name.
@@ -172,10 +179,12 @@ func buildToolSpecs() map[string]*toolSpec {
 	}})
 	add("grep", &toolSpec{safe: safeAll, injectSafe: true, effects: grepEffects, text: grepText})
 	add("sed", &toolSpec{safe: sedSafe, effects: sedEffects, text: sedText})
+	// Safe bins may write what their effects name: the effects allow writes inside the
+	// project and ask for the rest.
 	add("sort", &toolSpec{safe: func(c *toolCall) bool {
-		return !c.p.Has("o", "output", "T", "temporary-directory", "compress-program", "files0-from")
+		return !c.p.Has("compress-program", "files0-from")
 	}, effects: sortEffects})
-	add("uniq", &toolSpec{safe: maxOperands(1), injectSafe: true, effects: func(c *toolCall, e *effects) {
+	add("uniq", &toolSpec{safe: maxOperands(2), injectSafe: true, effects: func(c *toolCall, e *effects) {
 		if len(c.p.Operands) > 1 {
 			e.writes = append(e.writes, c.p.Operands[1])
 		}
@@ -267,7 +276,7 @@ func buildToolSpecs() map[string]*toolSpec {
 	add("find", &toolSpec{parse: parseFindArgs, safe: findSafe, effects: findEffects, text: findText})
 	add("jq", &toolSpec{parse: parseJq, safe: jqSafe, effects: jqEffects, text: jqText})
 	add("rg", &toolSpec{opts: rgGrammar, safe: rgSafe, injectSafe: false, effects: rgEffects, text: grepText})
-	add("git", &toolSpec{safe: func(c *toolCall) bool { return gitSafe(c.args) }, effects: gitEffects})
+	add("git", &toolSpec{safe: func(c *toolCall) bool { return gitSafe(c.args) }, effects: gitEffects, text: gitText})
 	add("env", &toolSpec{effects: func(c *toolCall, e *effects) { e.envDump = "env" }})
 	add("printenv", &toolSpec{effects: func(c *toolCall, e *effects) {
 		var names []string
@@ -308,7 +317,25 @@ func buildToolSpecs() map[string]*toolSpec {
 				e.writes = append(e.writes, c.p.Operands...)
 			}
 		}})
-	add("tree", &toolSpec{parse: parseTree, safe: func(c *toolCall) bool { return !c.p.Has("o", "R", "fromfile") }})
+	add("tree", &toolSpec{parse: parseTree, safe: func(c *toolCall) bool { return !c.p.Has("R", "fromfile") },
+		effects: func(c *toolCall, e *effects) {
+			e.writes = append(e.writes, c.p.Values("o")...)
+			if c.p.Has("R") {
+				// -R runs tree again in every directory with -o 00Tree.html.
+				if len(c.p.Operands) == 0 {
+					e.writes = append(e.writes, ".")
+				}
+				e.writes = append(e.writes, c.p.Operands...)
+			}
+		}})
+	add("socat", &toolSpec{parse: parseLoose, effects: socatEffects})
+	add("badblocks", &toolSpec{parse: parseBadblocks, effects: func(c *toolCall, e *effects) {
+		e.writes = append(e.writes, c.p.Values("o")...)
+		if c.p.Has("w") && len(c.p.Operands) > 0 {
+			e.writes = append(e.writes, c.p.Operands[0]) // write-mode test: every block is overwritten
+		}
+	}})
+	add("sgdisk", &toolSpec{parse: parseLoose, effects: sgdiskEffects})
 	add("which", &toolSpec{opts: argv.MustNew("as", 0), safe: safeAll, injectSafe: true})
 	add("perl", &toolSpec{effects: inPlaceEffects("perl")})
 	add("awk", &toolSpec{effects: inPlaceEffects("awk")})
@@ -495,6 +522,10 @@ func grepEffects(c *toolCall, e *effects) {
 		e.trees = append(e.trees, ".")
 	}
 	e.trees = append(e.trees, files...)
+	for _, v := range c.p.Values("include") {
+		e.selects = append(e.selects, selector{kind: selName, pat: v, shown: "grep --include=" + v})
+	}
+	e.selectIn = append(e.selectIn, e.trees...)
 }
 
 // dateSafe: an operand other than +FORMAT sets the clock, and so do -s and --set.
@@ -919,105 +950,13 @@ func curlEffects(c *toolCall, e *effects) {
 	}
 }
 
-// gitEffects: the options and subcommands of git that write outside the repository's own
-// files: --output and -o files, clone/init/worktree destinations, config --global/--system
-// /--file, and -C, --git-dir and --work-tree for any subcommand that is not read-only.
-func gitEffects(c *toolCall, e *effects) {
-	args := c.args
-	i := 0
-	var dirs []string
-	for ; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "-C" || a == "--git-dir" || a == "--work-tree":
-			if i+1 < len(args) {
-				dirs = append(dirs, args[i+1])
-			}
-			i++
-		case strings.HasPrefix(a, "--git-dir=") || strings.HasPrefix(a, "--work-tree="):
-			_, v, _ := strings.Cut(a, "=")
-			dirs = append(dirs, v)
-		case a == "-c" || a == "--namespace" || a == "--exec-path" || a == "--config-env" || a == "--super-prefix" || a == "--attr-source":
-			i++
-		case strings.HasPrefix(a, "-"):
-		default:
-			goto sub
-		}
-	}
-	return
-sub:
-	sub, rest := args[i], args[i+1:]
-	if !gitSafe(args) {
-		e.writes = append(e.writes, dirs...)
-	}
-	for k := 0; k < len(rest); k++ {
-		a := rest[k]
-		switch {
-		case strings.HasPrefix(a, "--output=") || strings.HasPrefix(a, "--output-directory="):
-			_, v, _ := strings.Cut(a, "=")
-			e.writes = append(e.writes, v)
-		case (a == "--output" || a == "--output-directory" || a == "-o" && (sub == "format-patch" || sub == "archive")) && k+1 < len(rest):
-			e.writes = append(e.writes, rest[k+1])
-			k++
-		}
-	}
-	var ops []string
-	for _, a := range rest {
-		if !strings.HasPrefix(a, "-") {
-			ops = append(ops, a)
-		}
-	}
-	switch sub {
-	case "clone":
-		if len(ops) >= 2 {
-			e.writes = append(e.writes, ops[1])
-		} else {
-			e.writes = append(e.writes, ".")
-		}
-	case "init":
-		if len(ops) >= 1 {
-			e.writes = append(e.writes, ops[0])
-		}
-	case "worktree":
-		if len(ops) >= 2 && ops[0] == "add" {
-			e.writes = append(e.writes, ops[1])
-		}
-	case "config":
-		if gitSafe(args) {
-			return
-		}
-		local := true
-		for _, a := range rest {
-			if a == "--global" || a == "--system" || a == "--file" || a == "-f" || strings.HasPrefix(a, "--file=") {
-				local = false
-			}
-		}
-		if local {
-			// The repository's own configuration: core.hooksPath, aliases and pagers run programs.
-			e.writes = append(e.writes, joinRel(lastOr(dirs, ""), ".git/config"))
-		}
-		for k, a := range rest {
-			switch {
-			case a == "--global":
-				e.writes = append(e.writes, "~/.gitconfig")
-			case a == "--system":
-				e.writes = append(e.writes, "/etc/gitconfig")
-			case (a == "--file" || a == "-f") && k+1 < len(rest):
-				e.writes = append(e.writes, rest[k+1])
-			case strings.HasPrefix(a, "--file="):
-				e.writes = append(e.writes, a[len("--file="):])
-			}
-		}
-	}
-}
-
 // parseXxd reads xxd's single-dash options: -c, -g, -l, -n, -o, -s, -R take a value (attached
 // or the next word); anything it does not know is refused.
 func parseXxd(p *argv.Parsed, args []string) error {
 	p.Reset()
 	flags := map[string]bool{"-a": true, "-autoskip": true, "-b": true, "-bits": true, "-C": true, "-capitalize": true,
 		"-e": true, "-E": true, "-EBCDIC": true, "-h": true, "-help": true, "-i": true, "-include": true, "-p": true, "-ps": true,
-		"-postscript": true, "-plain": true, "-u": true, "-d": true, "-v": true, "-version": true}
+		"-postscript": true, "-plain": true, "-u": true, "-d": true, "-v": true, "-version": true, "-r": true, "-revert": true}
 	valued := "cglnosR"
 	for i := 0; i < len(args); i++ {
 		a := args[i]

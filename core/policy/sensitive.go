@@ -93,7 +93,10 @@ type Sensitive struct {
 	// globs of their leading elements ("/**/.git"): a directory those match holds a match.
 	heads     []nfaRef
 	headNames map[string]bool // the last literal element of each head, lower-cased
-	homes     sync.Map        // home directory → []*globNFA, one per "~/" glob
+	// samples stand for what each glob matches, decoys for ordinary names (sensitive_select.go).
+	samples []sensSample
+	decoys  []string
+	homes   sync.Map // home directory → []*globNFA, one per "~/" glob
 }
 
 type sensGlob struct {
@@ -190,6 +193,7 @@ func CompileSensitive(globs []string) (*Sensitive, error) {
 	for _, k := range firsts {
 		s.anchoredAll = append(s.anchoredAll, s.anchoredByFirst[k]...)
 	}
+	s.buildSamples()
 	return s, nil
 }
 
@@ -399,6 +403,7 @@ type sensScope struct {
 	// baseNoKeys is true when no element of base hits a key (and no glob is keyless): a
 	// relative name is then sensitive only by hitting a key itself (see cannotMatch).
 	baseNoKeys bool
+	baseProc   bool // base may be below a /proc link (see cleanProc)
 }
 
 func (s *Sensitive) scope(cwd, home string) *sensScope {
@@ -440,6 +445,7 @@ func (c *sensScope) reset(cwd, home string) {
 	if c.base == "" {
 		c.base = c.tildeHome
 	}
+	c.baseProc = mayHaveProcLink(c.base)
 	s.collect(&c.baseCand, c.base)
 	s.collect(&c.homeCand, c.tildeHome)
 	c.baseNoKeys = c.baseCand.empty()
@@ -801,6 +807,17 @@ func (c *sensScope) resolveStart(p string) (prefix, rest string, homeRel bool) {
 
 // resolve normalises a literal path.
 func (c *sensScope) resolve(p string) string {
+	full, _, _ := c.resolveProc(p)
+	return full
+}
+
+// resolveProc is resolve, reading the links of /proc (see cleanProc).
+func (c *sensScope) resolveProc(p string) (full, through string, at bool) {
+	return cleanProc(c.joined(p))
+}
+
+// joined is p made absolute (against the home or the base), not cleaned.
+func (c *sensScope) joined(p string) string {
 	if isWindowsPath(p) {
 		p = windowsToSlash(p)
 	}
@@ -811,7 +828,7 @@ func (c *sensScope) resolve(p string) string {
 	case !strings.HasPrefix(p, "/"):
 		p = c.base + "/" + p
 	}
-	return path.Clean(p)
+	return p
 }
 
 // candidates collects the globs a literal path could match.
@@ -835,7 +852,7 @@ func (c *sensScope) candidates(cand *candSet, p string) {
 // itself. Most words of a command ("ls", "-la", "status", "foo") are such elements.
 // TestCannotMatchAgreesWithTheMatcher and FuzzCannotMatch hold it to the full matcher.
 func (c *sensScope) cannotMatch(p string) bool {
-	if !c.baseNoKeys || p == "" || len(p) > maxPlainElement || p[0] == '~' || p[0] == '$' {
+	if !c.baseNoKeys || c.baseProc || p == "" || len(p) > maxPlainElement || p[0] == '~' || p[0] == '$' {
 		return false
 	}
 	var buf [maxPlainElement]byte
@@ -892,10 +909,33 @@ func (c *sensScope) match(p string) (string, bool) {
 func (c *sensScope) matchCandidates(p string) (string, bool) {
 	var cand candSet
 	c.candidates(&cand, p)
+	var full string
+	if mayHaveProcLink(p) || c.baseProc {
+		var through string
+		if full, through, _ = c.resolveProc(p); through != "" {
+			return through, true
+		}
+		if alt := linuxDevFd(c.joined(p)); alt != "" {
+			var cand2 candSet
+			c.s.all(&cand2)
+			if clean, through, _ := cleanProc(alt); through != "" {
+				return through, true
+			} else if g, ok := c.matchFull(&cand2, clean); ok {
+				return g, true
+			}
+		}
+	}
 	if cand.empty() {
 		return "", false
 	}
-	full := c.resolve(p)
+	if full == "" {
+		full = c.resolve(p)
+	}
+	return c.matchFull(&cand, full)
+}
+
+// matchFull matches a resolved path against the candidate globs.
+func (c *sensScope) matchFull(cand *candSet, full string) (string, bool) {
 	found := ""
 	cand.each(func(i int) bool {
 		g := &c.s.globs[i]
@@ -918,7 +958,10 @@ func (c *sensScope) matchTree(dir string) (string, bool) {
 	if g, ok := c.match(dir); ok {
 		return g, true
 	}
-	full := c.resolve(dir)
+	full, _, at := c.resolveProc(dir)
+	if at {
+		return procLinkGlob(full), true
+	}
 	first := strings.TrimPrefix(full, "/")
 	first, _, _ = strings.Cut(first, "/")
 	var buf [64]byte
@@ -988,10 +1031,28 @@ func (c *sensScope) matchGlob(pattern string, tree bool) (string, bool) {
 			}
 		}
 	}
+	p = path.Clean(p)
+	if alts, through := procGlobAlternatives(p); through != "" || len(alts) > 0 {
+		if through != "" {
+			return through, true
+		}
+		c.s.all(&cand) // an alias of "/" reaches every glob
+		for _, alt := range alts {
+			if g, ok := c.intersectGlob(alt, &cand, tree); ok {
+				return g, true
+			}
+		}
+	}
 	if cand.empty() {
 		return "", false
 	}
-	word, err := compileGlob(path.Clean(p), globShell, false, maxWordGlobStates)
+	return c.intersectGlob(p, &cand, tree)
+}
+
+// intersectGlob reports whether the cleaned absolute shell glob p could match one of the
+// candidate globs (with tree: reach one when read recursively).
+func (c *sensScope) intersectGlob(p string, cand *candSet, tree bool) (string, bool) {
+	word, err := compileGlob(p, globShell, false, maxWordGlobStates)
 	if err != nil {
 		// Too big to reason about: it could match anything.
 		found := ""

@@ -304,6 +304,7 @@ func (w *walker) set(args []Arg) {
 				}
 				if o == "allexport" && v[0] == '-' {
 					w.an.EnvExported = true
+					w.an.EnvExportedNames = append(w.an.EnvExportedNames, "*")
 				}
 				rest = rest[2:]
 				continue
@@ -323,12 +324,14 @@ func (w *walker) set(args []Arg) {
 					}
 					if o == "allexport" && v[0] == '-' {
 						w.an.EnvExported = true
+						w.an.EnvExportedNames = append(w.an.EnvExportedNames, "*")
 					}
 					consumed = true
 				}
 			case 'a':
 				if v[0] == '-' {
 					w.an.EnvExported = true
+					w.an.EnvExportedNames = append(w.an.EnvExportedNames, "*")
 				}
 			case 'b', 'e', 'f', 'h', 'm', 'n', 'u', 'v', 'x', 'C', 'E', 'H', 'P', 'T', 't':
 			case 'B':

@@ -123,6 +123,9 @@ type Analysis struct {
 	// command of it is then a safe bin. A name no tool reads that way (FOO, NODE_ENV) does not
 	// set it.
 	EnvExported bool
+	// EnvExportedNames are the names exported, in the order found; "*" stands for names that
+	// cannot be listed (set -a exports every later assignment, export -f a function).
+	EnvExportedNames []string
 	// EnvReads are the names of the variables whose value the command line expands anywhere
 	// ($X, ${X:-…}, "$X", a here-doc body, an arithmetic expression, a name handed to
 	// declare -p or printf -v's source), deduplicated, in the order found. A variable the

@@ -1337,6 +1337,7 @@ func (w *walker) declFlags(variant string, opts []Arg) string {
 			case c == 'f':
 				w.problem("export -f exports a function to the programs it runs")
 				w.an.EnvExported = true
+				w.an.EnvExportedNames = append(w.an.EnvExportedNames, "*")
 			case c == 'n':
 				w.problem("%s -n (a name reference)", variant)
 			case c == 'i':

@@ -573,25 +573,28 @@ func windowsStatements(s string) []windowsStmt {
 	return out
 }
 
-// looksWindows reports a command line with the marks of cmd.exe or PowerShell: a backslash
-// path, %VARIABLE%, or a Verb-Noun cmdlet. A line bash reads has them only in Windows agents'
-// shell tools, where the floor also reads it the Windows way.
+// looksWindows reports a command line with the marks of cmd.exe or PowerShell: a backslash,
+// %VARIABLE% or %0, goto, a drive path (C:/, c:\\), $env:, a .NET call ([IO.File]::), a Verb-Noun
+// cmdlet (Remove-Item) or a PowerShell parameter (-Recurse). A line bash reads has them only in
+// Windows agents' shell tools, where the floor also reads it the Windows way. A short option in
+// capitals (git log -S, grep -E) is not such a mark.
 func looksWindows(s string) bool {
-	if strings.ContainsAny(s, `\%`) || containsFoldASCII(s, "goto") {
+	if strings.ContainsAny(s, `\%`) || containsFoldASCII(s, "goto") || containsFoldASCII(s, "$env:") || strings.Contains(s, "]::") {
 		return true
 	}
-	if strings.IndexByte(s, '-') < 0 && strings.IndexByte(s, '$') < 0 && strings.IndexByte(s, '[') < 0 {
-		return false
-	}
-	upper := false
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 'A' && s[i] <= 'Z' {
-			upper = true
-			break
+	for i := 1; i+1 < len(s); i++ {
+		c, next := s[i], s[i+1]
+		switch {
+		case c == ':' && (next == '/' || next == '\\') && isASCIILetter(s[i-1]) && (i == 1 || strings.IndexByte(" \t\n'\"(=;&|,", s[i-2]) >= 0):
+			return true // a drive: C:/ or c:\
+		case c == '-' && 'A' <= next && next <= 'Z' && i+2 < len(s) && 'a' <= s[i+2] && s[i+2] <= 'z':
+			return true // Remove-Item, -Recurse
 		}
 	}
-	return upper
+	return false
 }
+
+func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // containsFoldASCII reports whether s contains the lower-case ASCII word sub, ignoring case.
 func containsFoldASCII(s, sub string) bool {

@@ -1120,9 +1120,17 @@ func (w *walker) xargs(args []Arg) {
 	if v, ok := r.flags["I"]; ok {
 		hasRepl, repl = true, v
 	}
-	_, fromFile := r.flags["a"]
-	if _, ok := r.flags["arg-file"]; ok {
-		fromFile = true
+	file, fromFile := r.flags["a"]
+	if v, ok := r.flags["arg-file"]; ok {
+		file, fromFile = v, true
+	}
+	if fromFile {
+		// The words come from that file: it is read.
+		known := true
+		for _, a := range args[1:r.next] {
+			known = known && a.Known
+		}
+		w.reads = append(w.reads[:len(w.reads):len(w.reads)], Read{Target: file, Known: known, Op: "xargs -a"})
 	}
 	procs, ok := r.flags["P"]
 	if p, ok2 := r.flags["max-procs"]; ok2 {
@@ -1800,17 +1808,18 @@ func (w *walker) exported(builtin, name string, args []Arg) {
 		w.sh.exported = map[string]bool{}
 	}
 	w.sh.exported[name] = true
-	if reconfigures(name) {
+	if !HarmlessEnv(name) {
 		w.an.EnvExported = true
+		w.an.EnvExportedNames = append(w.an.EnvExportedNames, name)
 	}
 }
 
-// reconfigures reports an environment variable that can change what a tool does: one that
+// Reconfigures reports an environment variable that can change what a tool does: one that
 // changes what runs or names a program, and the variables through which the everyday tools
 // read options, configuration files and defaults (GREP_OPTIONS, TAR_OPTIONS, LS_COLORS, …).
 // Any other name (FOO, NODE_ENV, BUILD_ID) is read by the programs that look for it, not by
 // the safe bins.
-func reconfigures(name string) bool {
+func Reconfigures(name string) bool {
 	if HarmlessEnv(name) {
 		return false
 	}
