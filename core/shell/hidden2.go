@@ -675,11 +675,7 @@ func (w *walker) tclCommand(label string, words []string, vars map[string]string
 		run("exec", argvOf(words[1:]))
 	case "open":
 		if p := strings.TrimSpace(words[1]); strings.HasPrefix(p, "|") {
-			var rest []string
-			for _, s := range tclWords(strings.TrimPrefix(p, "|"), vars, nil) {
-				rest = append(rest, s)
-			}
-			run("open |", argvOf(rest))
+			run("open |", argvOf(tclWords(strings.TrimPrefix(p, "|"), vars, nil)))
 		}
 	case "system", "exp_system":
 		w.floorScript(label+" system", strings.Join(words[1:], " "))
