@@ -142,7 +142,6 @@ var npmAliases = map[string]string{
 // npmSegment: the directories npm runs in (--prefix, -C, --workspace), the settings on its
 // command line, global installs, the configuration it writes, logins and initializers.
 func (e *effectJudge) npmSegment(s *shell.Segment) {
-	dir := s.Cwd
 	var ops []string
 	global := false
 	args := s.Args[1:]
@@ -174,8 +173,7 @@ func (e *effectJudge) npmSegment(s *shell.Segment) {
 		}
 		switch k {
 		case "prefix":
-			dir = absIn(s.Cwd, val, s.Home)
-			e.runsOutside(s, "npm", dir, "the package")
+			e.runsOutside(s, "npm", absIn(s.Cwd, val, s.Home), "the package")
 		case "workspace", "workspaces":
 			if val != "" && val != "true" && val != "false" {
 				e.runsOutside(s, "npm", absIn(s.Cwd, val, s.Home), "the workspace")

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -215,7 +216,11 @@ func (j *ExecJudge) Resolver() *shell.Resolver { return j.res }
 
 // Judge judges one command line.
 func (j *ExecJudge) Judge(in CommandInput) CommandJudgement {
-	an := shell.Analyze(in.Command, shell.Options{Cwd: in.Cwd, Home: j.home})
+	opts := shell.Options{Cwd: in.Cwd, Home: j.home}
+	if path.IsAbs(in.Cwd) {
+		opts.Project = projectDir(path.Clean(in.Cwd), j.home)
+	}
+	an := shell.Analyze(in.Command, opts)
 	out := j.JudgeAnalysis(an, in)
 	an.Release() // out holds copies only
 	return out

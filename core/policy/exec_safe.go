@@ -42,6 +42,8 @@ func envHarmlessFor(name, tool string) bool {
 		return false
 	case shell.HarmlessEnv(name):
 		return true
+	case shell.Reconfigures(name):
+		return false
 	case strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_"):
 		return false
 	case tool == "git" || tool == "yq":

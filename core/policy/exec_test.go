@@ -355,7 +355,9 @@ func TestAlwaysPatterns(t *testing.T) {
 func TestSegmentsReport(t *testing.T) {
 	env := newTestEnv(t)
 	j := env.judge(t, ExecConfig{Allowlist: []AllowlistEntry{{Pattern: env.bin + "/git"}}, SkillBins: []string{"make"}, AutoAllowSkills: true})
-	got := j.Judge(CommandInput{Command: "cd /repo && git status && make && ls | grep x > out.txt; nosuch", Cwd: "/"})
+	// (git --version and make --version read no repository or makefile: run from /repo with a
+	// cwd that is no project, git status and make would be asked about for that alone.)
+	got := j.Judge(CommandInput{Command: "cd /repo && git --version && make --version && ls | grep x > out.txt; nosuch", Cwd: "/"})
 	want := []struct{ exe, by, entry string }{
 		{"cd", SatisfiedBuiltin, ""},
 		{"git", SatisfiedAllowlist, env.bin + "/git"},
@@ -379,7 +381,7 @@ func TestSegmentsReport(t *testing.T) {
 	if !strings.Contains(got.Reason, "nosuch") || !strings.Contains(got.Reason, "/repo/out.txt") {
 		t.Errorf("reason %q should name the write outside a project and the first miss", got.Reason)
 	}
-	if got.Normalized != "cd /repo && git status && make && ls | grep x >out.txt; nosuch" {
+	if got.Normalized != "cd /repo && git --version && make --version && ls | grep x >out.txt; nosuch" {
 		t.Errorf("normalized %q", got.Normalized)
 	}
 }

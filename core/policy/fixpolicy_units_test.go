@@ -234,7 +234,10 @@ func TestEnvHarmlessFor(t *testing.T) {
 		{"TMPDIR", "sort", false},
 		{"POSIXLY_CORRECT", "ls", false},
 		{"RIPGREP_CONFIG_PATH", "rg", false},
-		{"RIPGREP_CONFIG_PATH", "ls", true},
+		// A name that reconfigures one everyday tool is not proven harmless for another.
+		{"RIPGREP_CONFIG_PATH", "ls", false},
+		{"MY_TOOL_OPTIONS", "cat", false},
+		{"BUILD_ID", "ls", true},
 		{"GREP_OPTIONS", "grep", false},
 		{"LD_PRELOAD", "ls", false},
 		{"PATH", "which", false},

@@ -103,12 +103,20 @@ func (f *floorCtx) abs(p string, s *shell.Segment, follow bool) string {
 		return ""
 	}
 	trailing := strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.")
+	cwd, cwdRel := s.Cwd, s.CwdRel
+	if rel, ok := shell.UnknownCwdRel(cwd); ok {
+		cwd, cwdRel = "", rel
+	}
+	if rel, ok := shell.UnknownCwdRel(p); ok {
+		// "$PWD/.." of a request without a cwd: relative to where the line started.
+		p, cwd, cwdRel = rel, "", "."
+	}
 	if !path.IsAbs(p) {
 		switch {
-		case s.Cwd != "":
-			p = s.Cwd + "/" + p
-		case s.CwdRel != "":
-			rel := path.Join(s.CwdRel, p)
+		case cwd != "":
+			p = cwd + "/" + p
+		case cwdRel != "":
+			rel := path.Join(cwdRel, p)
 			if rel != ".." && !strings.HasPrefix(rel, "../") {
 				return ""
 			}
@@ -138,6 +146,9 @@ func showSegment(s *shell.Segment) string {
 		v := a.Value
 		if s.Windows || v == "" {
 			v = a.Raw
+		}
+		if rel, ok := shell.UnknownCwdRel(v); ok {
+			v = "$PWD/" + rel // the request has no cwd
 		}
 		b.WriteString(v)
 		if b.Len() > 100 {
@@ -189,8 +200,19 @@ func (f *floorCtx) segment(s *shell.Segment) (FloorHit, bool) {
 		name == "mkdosfs" || name == "mkexfatfs" || name == "wipefs" || name == "shred" || name == "blkdiscard" ||
 		name == "sgdisk" || name == "sfdisk" || name == "cryptsetup" || name == "nvme" || name == "badblocks" ||
 		name == "hdparm" || name == "parted" || name == "mdadm" || name == "fdisk" || name == "gdisk" ||
-		name == "cgdisk" || name == "zpool" || name == "pvcreate" || name == "mkudffs":
+		name == "cgdisk" || name == "zpool" || name == "pvcreate" || name == "mkudffs" || strings.HasPrefix(name, "newfs") ||
+		name == "sg_format" || name == "sg_sanitize" || name == "sg_unmap" || name == "sg_write_same" ||
+		name == "pvremove" || name == "vgcreate" || name == "vgextend":
 		h, ok = f.deviceFormat(s, name)
+	case name == "diskutil":
+		h, ok = diskutil(s)
+	case name == "vgremove" || name == "lvremove" || name == "lvreduce":
+		h, ok = lvmRemove(s, name)
+	case name == "truncate" || name == "shred":
+		h, ok = f.everyFile(s, name, s.Args[1:])
+	}
+	if !ok && name == "shred" {
+		h, ok = f.everyFile(s, name, s.Args[1:])
 	}
 	if ok {
 		return h, true
@@ -256,18 +278,72 @@ var systemCandidates = func() []string {
 	return out
 }()
 
+// systemDirsFold are the system directories in lower case: on a case-insensitive file system
+// (macOS, Windows) /ETC is /etc.
+var systemDirsFold = func() map[string]bool {
+	m := make(map[string]bool, len(systemDirs))
+	for d := range systemDirs {
+		m[strings.ToLower(d)] = true
+	}
+	return m
+}()
+
 func classify(p, home string) target {
 	switch {
 	case p == "/":
 		return targetRoot
-	case home != "" && p == home:
+	case home != "" && strings.EqualFold(p, home):
 		return targetHome
-	case systemDirs[p]:
+	}
+	l := strings.ToLower(p)
+	switch {
+	case systemDirsFold[l], l == "/var/root", l == "/private/var/root":
 		return targetSystem
-	case strings.HasPrefix(p, "/lib") && strings.IndexByte(p[1:], '/') < 0:
+	case strings.HasPrefix(l, "/lib") && strings.IndexByte(l[1:], '/') < 0:
+		return targetSystem
+	case otherHome(l):
+		return targetHome
+	}
+	if _, ok := windowsMounted(p); ok {
 		return targetSystem
 	}
 	return targetNone
+}
+
+// otherHome reports a home directory: /home/NAME or /Users/NAME (another user's as much as
+// the agent's own).
+func otherHome(l string) bool {
+	for _, base := range []string{"/home/", "/users/"} {
+		if rest, ok := strings.CutPrefix(l, base); ok && rest != "" && !strings.Contains(rest, "/") && rest != "." && rest != ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// windowsMounted reports a Windows drive mounted into a POSIX tree (/c, /mnt/c, /cygdrive/c)
+// or one of its system directories (/mnt/c/Windows): the Windows path it is, when the
+// Windows floor protects that path.
+func windowsMounted(p string) (string, bool) {
+	rest := p
+	switch {
+	case strings.HasPrefix(rest, "/mnt/"):
+		rest = rest[len("/mnt"):]
+	case strings.HasPrefix(rest, "/cygdrive/"):
+		rest = rest[len("/cygdrive"):]
+	}
+	if len(rest) < 2 || rest[0] != '/' || !(rest[1] >= 'a' && rest[1] <= 'z' || rest[1] >= 'A' && rest[1] <= 'Z') ||
+		len(rest) > 2 && rest[2] != '/' {
+		return "", false
+	}
+	win := rest[1:2] + ":" + strings.ReplaceAll(rest[2:], "/", `\`)
+	if win[len(win)-1] == ':' {
+		win += `\`
+	}
+	if _, ok := windowsTarget(win); ok {
+		return win, true
+	}
+	return "", false
 }
 
 // classifyArg says what deleting the argument would hit. Arguments whose value is only partly
@@ -295,12 +371,49 @@ func (f *floorCtx) classifyArg(a shell.Arg, s *shell.Segment) target {
 		}
 		return classify(p, s.Home)
 	case a.Prefix > 0 && strings.HasPrefix(a.Value, "/"):
-		p := procRoot(path.Clean(a.Value[:a.Prefix]))
+		pre := a.Value[:a.Prefix]
+		if sfx := a.Value[len(a.Value)-a.Suffix:]; a.Suffix > 0 && a.Suffix <= len(a.Value)-a.Prefix {
+			if elems, ok := pathTail(sfx); ok {
+				// /$X/build: whatever $X is, the path ends in build, which only a protected
+				// directory of that name (under pre) could be.
+				return unknownMiddle(procRoot(path.Clean(pre)), elems)
+			}
+		}
+		p := procRoot(path.Clean(pre))
 		if p == s.Home {
 			return targetNone
 		}
 		if t := classify(p, ""); t == targetRoot || t == targetSystem {
 			return t
+		}
+	}
+	return targetNone
+}
+
+// pathTail returns the elements a path's known end adds ("/build" is [build]); ok is false
+// when it adds none or climbs (/.., /.).
+func pathTail(sfx string) ([]string, bool) {
+	var out []string
+	for _, e := range strings.Split(sfx, "/") {
+		switch e {
+		case "", ".":
+			continue
+		case "..":
+			return nil, false
+		}
+		out = append(out, e)
+	}
+	return out, len(out) > 0
+}
+
+// unknownMiddle classifies PRE/$UNKNOWN/TAIL: the system directories under pre that end in
+// tail.
+func unknownMiddle(pre string, tail []string) target {
+	end := "/" + strings.ToLower(strings.Join(tail, "/"))
+	pre = strings.ToLower(strings.TrimSuffix(pre, "/"))
+	for d := range systemDirsFold {
+		if strings.HasSuffix(d, end) && strings.HasPrefix(d, pre+"/") {
+			return targetSystem
 		}
 	}
 	return targetNone
@@ -328,78 +441,96 @@ func elemMatch(p, s string) bool {
 	if !strings.Contains(p, "(") {
 		return shell.Match(p, s)
 	}
-	// The first extended glob, tried each way it can match.
-	for i := 0; i+1 < len(p); i++ {
-		if p[i] == '\\' {
-			i++
-			continue
-		}
-		if strings.IndexByte("@!+*?", p[i]) < 0 || p[i+1] != '(' {
-			continue
-		}
-		end := i + 2
-		depth := 1
-		for end < len(p) && depth > 0 {
-			switch p[end] {
-			case '(':
-				depth++
-			case ')':
-				depth--
-			}
-			end++
-		}
-		if depth != 0 {
-			return false
-		}
-		alts := splitAlts(p[i+2 : end-1])
-		prefix, rest := p[:i], p[end:]
-		var options []string
-		switch p[i] {
-		case '!':
-			options = []string{"*"}
-		case '@':
-			options = alts
-		case '?':
-			options = append([]string{""}, alts...)
-		case '*', '+':
-			// Up to two repetitions are enough for the protected names.
-			if p[i] == '*' {
-				options = append(options, "")
-			}
-			for _, a := range alts {
-				options = append(options, a)
-				for _, b := range alts {
-					options = append(options, a+b)
-				}
-			}
-		}
-		for _, o := range options {
-			if elemMatch(prefix+o+rest, s) {
-				return true
-			}
-		}
-		return false
+	re, err := regexp.Compile("^(?:" + extglobRegexp(p) + ")$")
+	if err != nil {
+		return true // a pattern that cannot be read matches anything, for the floor
 	}
-	return shell.Match(p, s)
+	return re.MatchString(s)
 }
 
-func splitAlts(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case '|':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
+// extglobRegexp translates one path element of a bash glob with extended globs to a regular
+// expression: *, ?, […] with POSIX classes, \ escapes, @(a|b), ?(…), *(…), +(…), and !(…)
+// read as anything (it matches nearly every name).
+func extglobRegexp(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if i+1 < len(p) && p[i+1] == '(' && strings.IndexByte("@?*+!", c) >= 0 {
+			end, depth := i+2, 1
+			for end < len(p) && depth > 0 {
+				switch p[end] {
+				case '(':
+					depth++
+				case ')':
+					depth--
+				case '\\':
+					end++
+				}
+				end++
 			}
+			if depth != 0 {
+				b.WriteString(regexp.QuoteMeta(p[i:]))
+				return b.String()
+			}
+			if c == '!' {
+				b.WriteString(".*")
+			} else {
+				var alts []string
+				for _, a := range splitAlts(p[i+2 : end-1]) {
+					alts = append(alts, extglobRegexp(a))
+				}
+				b.WriteString("(?:" + strings.Join(alts, "|") + ")")
+				switch c {
+				case '?':
+					b.WriteByte('?')
+				case '*':
+					b.WriteByte('*')
+				case '+':
+					b.WriteByte('+')
+				}
+			}
+			i = end - 1
+			continue
+		}
+		switch c {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteByte('.')
+		case '\\':
+			if i+1 < len(p) {
+				i++
+				b.WriteString(regexp.QuoteMeta(p[i : i+1]))
+			}
+		case '[':
+			j := strings.IndexByte(p[i+1:], ']')
+			if j < 0 {
+				b.WriteString(`\[`)
+				continue
+			}
+			if j == 0 { // []…] has ] as its first member
+				if k := strings.IndexByte(p[i+2:], ']'); k >= 0 {
+					j = k + 1
+				}
+			}
+			for strings.Contains(p[i+1:i+1+j], "[:") && !strings.Contains(p[i+1:i+1+j], ":]") && i+1+j < len(p) {
+				k := strings.IndexByte(p[i+2+j:], ']')
+				if k < 0 {
+					break
+				}
+				j += k + 1
+			}
+			class := p[i+1 : i+1+j]
+			if strings.HasPrefix(class, "!") {
+				class = "^" + class[1:]
+			}
+			b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
+			i += j + 1
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
 		}
 	}
-	return append(out, s[start:])
+	return b.String()
 }
 
 // classifyGlob matches a glob pattern (cleaned, absolute) against the protected paths: the
@@ -502,12 +633,26 @@ func (f *floorCtx) rm(s *shell.Segment) (FloorHit, bool) {
 		return hit(FloorRmRoot, "deletes everything find lists under a protected directory", s)
 	}
 	if !recursive {
-		return FloorHit{}, false
+		return f.everyFile(s, "rm", ops)
 	}
 	for _, a := range ops {
 		if t := f.classifyArg(a, s); t != targetNone {
 			rule, what := rmRule(t, a)
 			return hit(rule, what, s)
+		}
+	}
+	return FloorHit{}, false
+}
+
+// everyFile catches a command that destroys files one by one (rm without -r, truncate, shred)
+// given a glob for every file of / or a system directory (rm /etc/*, truncate -s 0 /*/*).
+func (f *floorCtx) everyFile(s *shell.Segment, name string, ops []shell.Arg) (FloorHit, bool) {
+	for _, a := range ops {
+		if !a.Known || a.Pattern == "" {
+			continue
+		}
+		if t := f.classifyArg(a, s); t == targetRoot || t == targetSystem {
+			return hit(FloorRmSystem, name+" of every file in "+display(a), s)
 		}
 	}
 	return FloorHit{}, false
@@ -793,7 +938,9 @@ func (f *floorCtx) perm(s *shell.Segment, name string) (FloorHit, bool) {
 	if !recursive {
 		return FloorHit{}, false
 	}
+	mode := ""
 	if !reference && len(ops) > 0 {
+		mode = ops[0].Value
 		ops = ops[1:] // the mode or owner
 	}
 	rule := FloorChmodRoot
@@ -801,15 +948,58 @@ func (f *floorCtx) perm(s *shell.Segment, name string) (FloorHit, bool) {
 		rule = FloorChownRoot
 	}
 	for _, a := range ops {
-		if t := f.classifyArg(a, s); t == targetRoot || t == targetSystem {
+		t := f.classifyArg(a, s)
+		switch {
+		case t == targetRoot || t == targetSystem:
 			what := "recursive " + name + " of /"
 			if t == targetSystem {
 				what = "recursive " + name + " of a system directory " + display(a)
 			}
 			return hit(rule, what, s)
+		case t == targetHome && name == "chmod" && lockingMode(mode):
+			// chmod -R 000 ~: every directory of the home, the keys and configuration in it,
+			// locked against their owner.
+			return hit(rule, "recursive chmod "+mode+" of the home directory", s)
 		}
 	}
 	return FloorHit{}, false
+}
+
+// lockingMode reports a chmod mode that takes read or search permission from the owner of
+// every directory it is applied to (000, 600, 644, u-x, a=, go+r… is not one).
+func lockingMode(m string) bool {
+	if m == "" {
+		return false
+	}
+	if n, err := strconv.ParseUint(m, 8, 32); err == nil {
+		owner := (n >> 6) & 7
+		return owner&5 != 5
+	}
+	for _, clause := range strings.Split(m, ",") {
+		i := 0
+		for i < len(clause) && strings.IndexByte("ugoa", clause[i]) >= 0 {
+			i++
+		}
+		who := clause[:i]
+		owner := who == "" || strings.ContainsAny(who, "ua")
+		for i < len(clause) {
+			op := clause[i]
+			j := i + 1
+			for j < len(clause) && strings.IndexByte("rwxXstugo", clause[j]) >= 0 {
+				j++
+			}
+			perms := clause[i+1 : j]
+			switch {
+			case !owner:
+			case op == '-' && strings.ContainsAny(perms, "rxX"):
+				return true
+			case op == '=' && (!strings.ContainsRune(perms, 'r') || !strings.ContainsAny(perms, "xX")):
+				return true
+			}
+			i = j
+		}
+	}
+	return false
 }
 
 // isModeLike recognises symbolic chmod modes that start with "-" (chmod -R -x /).
@@ -866,8 +1056,18 @@ func isBlockDevice(p string) bool {
 	if blockDevRE.MatchString(n) {
 		return true
 	}
+	if vg, lv, ok := strings.Cut(n, "/"); ok && lv != "" && !strings.Contains(lv, "/") && !charDeviceDirs[vg] {
+		return true // /dev/VG/LV: an LVM logical volume
+	}
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode()&os.ModeDevice != 0 && fi.Mode()&os.ModeCharDevice == 0
+}
+
+// charDeviceDirs are the directories of /dev that hold no disks.
+var charDeviceDirs = map[string]bool{
+	"fd": true, "pts": true, "shm": true, "mqueue": true, "hugepages": true, "net": true, "snd": true, "input": true,
+	"dri": true, "bus": true, "char": true, "cpu": true, "usb": true, "serial": true, "v4l": true, "vfio": true,
+	"dma_heap": true, "xen": true, "tty": true, "vhost": true, "hidraw": true, "gpiochip": true, "bsg": true,
 }
 
 // deviceWrite catches dd of=, tee, cp and ddrescue onto a block device.
@@ -948,11 +1148,15 @@ func (f *floorCtx) deviceFormat(s *shell.Segment, name string) (FloorHit, bool) 
 			return FloorHit{}, false
 		}
 	case "sgdisk":
-		if !has("-Z", "--zap-all", "-z", "--zap", "-o", "--clear", "-n", "--new", "-d", "--delete", "-g", "--mbrtogpt", "-m", "--gpttombr") {
+		// Every option that is not a report writes the partition table.
+		if readOnlyOptions(argv[1:], sgdiskReads, "bipOrv") || has("-P", "--pretend") {
 			return FloorHit{}, false
 		}
 	case "sfdisk":
-		if has("-l", "--list", "-d", "--dump", "-s", "--show-size", "-V", "--verify", "-J", "--json", "-g", "--show-geometry") {
+		reports := has("-l", "--list", "-d", "--dump", "-s", "--show-size", "-V", "--verify", "-J", "--json", "-g",
+			"--show-geometry", "-F", "--list-free")
+		writes := has("-r", "--reorder", "--delete", "--relocate", "--move-data", "-N", "--partno", "-a", "--append")
+		if has("-n", "--no-act") || reports && !writes {
 			return FloorHit{}, false
 		}
 	case "cryptsetup":
@@ -964,7 +1168,19 @@ func (f *floorCtx) deviceFormat(s *shell.Segment, name string) (FloorHit, bool) 
 			return FloorHit{}, false
 		}
 	case "badblocks":
-		if !has("-w") {
+		if !shortFlag(s.Args, 'w', "bcdeiopt") {
+			return FloorHit{}, false // the read-only test
+		}
+	case "sg_format":
+		if !has("--format", "-F") && !shortFlag(s.Args, 'F', "cefmpPqtwxy") {
+			return FloorHit{}, false
+		}
+	case "mkfs.ext2", "mkfs.ext3", "mkfs.ext4", "mke2fs", "mkfs":
+		if shortFlag(s.Args, 'n', "bcCdDeEgGiIjJlLmMNoOrsStTUz") && (name != "mkfs" || mkfsType(argv) == "ext") {
+			return FloorHit{}, false // -n: what it would do, without doing it
+		}
+	case "mkfs.xfs":
+		if shortFlag(s.Args, 'N', "bdilLmnprsd") {
 			return FloorHit{}, false
 		}
 	case "hdparm":
@@ -998,6 +1214,120 @@ func (f *floorCtx) deviceFormat(s *shell.Segment, name string) (FloorHit, bool) 
 		}
 		if f.blockDeviceArg(a, s) {
 			return hit(FloorBlockFormat, name+" on the raw block device "+v, s)
+		}
+	}
+	return FloorHit{}, false
+}
+
+// sgdiskReads are sgdisk's options that only report.
+var sgdiskReads = []string{"-p", "--print", "-v", "--verify", "-i", "--info", "-L", "--list-types", "-O", "--print-mbr",
+	"-b", "--backup", "-V", "--version", "-?", "--help", "--usage", "-D", "--display-alignment", "-E", "--end-of-largest",
+	"-f", "--first-in-largest", "-F", "--first-aligned-in-largest", "-a", "--set-alignment"}
+
+// readOnlyOptions reports an option list made only of the given report options (with their
+// values: withArg are the short ones that take one).
+func readOnlyOptions(args []string, reads []string, withArg string) bool {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, _, hasVal := strings.Cut(a, "=")
+		if !hasName(reads, name) {
+			return false
+		}
+		if !hasVal && len(name) == 2 && strings.IndexByte(withArg, name[1]) >= 0 {
+			i++
+		}
+	}
+	return true
+}
+
+func hasName(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// shortFlag reports the short option letter c in the option clusters of args (-wsv has w),
+// stopping a cluster at a letter of withArg, which takes the rest as its value.
+func shortFlag(args []shell.Arg, c byte, withArg string) bool {
+	for _, a := range args[1:] {
+		v := a.Value
+		if v == "--" {
+			return false
+		}
+		if len(v) < 2 || v[0] != '-' || v[1] == '-' {
+			continue
+		}
+		for j := 1; j < len(v); j++ {
+			if v[j] == c {
+				return true
+			}
+			if strings.IndexByte(withArg, v[j]) >= 0 {
+				break
+			}
+		}
+	}
+	return false
+}
+
+// mkfsType is the file system type mkfs -t names ("ext" for ext2, ext3 and ext4).
+func mkfsType(argv []string) string {
+	for i, a := range argv {
+		t := ""
+		switch {
+		case a == "-t" && i+1 < len(argv):
+			t = argv[i+1]
+		case strings.HasPrefix(a, "--type="):
+			t = a[len("--type="):]
+		case strings.HasPrefix(a, "-t") && len(a) > 2:
+			t = a[2:]
+		}
+		if strings.HasPrefix(t, "ext") {
+			return "ext"
+		}
+		if t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+// diskutil's verbs that erase, zero or repartition a disk or volume: whatever they name (a
+// device, a volume name, a mount point), the data is gone.
+func diskutil(s *shell.Segment) (FloorHit, bool) {
+	for i, a := range s.Args[1:] {
+		v := strings.ToLower(a.Value)
+		switch v {
+		case "erasedisk", "erasevolume", "reformat", "zerodisk", "randomdisk", "secureerase", "partitiondisk",
+			"splitpartition", "mergepartitions", "erasecd", "deletevolume", "deletecontainer", "deletepartition":
+			return hit(FloorBlockFormat, "diskutil "+a.Value+" erases a disk", s)
+		case "apfs", "cs", "corestorage", "appleraid", "ar":
+			if i+2 < len(s.Args) {
+				switch strings.ToLower(s.Args[i+2].Value) {
+				case "deletecontainer", "deletevolume", "erasevolume", "delete", "deletelvg", "deletelv", "deletevolumegroup":
+					return hit(FloorBlockFormat, "diskutil "+a.Value+" "+s.Args[i+2].Value+" erases a disk", s)
+				}
+			}
+		}
+	}
+	return FloorHit{}, false
+}
+
+// lvmRemove catches vgremove, lvremove and lvreduce of any volume (not --test).
+func lvmRemove(s *shell.Segment, name string) (FloorHit, bool) {
+	for _, a := range s.Args[1:] {
+		if a.Value == "-t" || a.Value == "--test" {
+			return FloorHit{}, false
+		}
+	}
+	for _, a := range s.Args[1:] {
+		if !strings.HasPrefix(a.Value, "-") && a.Value != "" {
+			return hit(FloorBlockFormat, name+" destroys the logical volumes of "+a.Value, s)
 		}
 	}
 	return FloorHit{}, false
@@ -1102,4 +1432,24 @@ func (f *floorCtx) blockDeviceArg(a shell.Arg, s *shell.Segment) bool {
 		return f.blockDevicePattern(a.Pattern, s)
 	}
 	return a.Known && isBlockDevice(f.abs(a.Value, s, true))
+}
+
+// splitAlts splits the alternatives of an extended glob at the | outside parentheses.
+func splitAlts(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case '|':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
 }

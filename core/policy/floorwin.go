@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"path"
 	"strings"
 
 	"github.com/approvebot/approvebot/core/shell"
@@ -15,8 +16,8 @@ func windowsFloor(s *shell.Segment, raw bool) (FloorHit, bool) {
 	}
 	name := s.Base()
 	switch name {
-	case "format", "format-volume", "clear-disk", "rd", "rmdir", "del", "erase", "remove-item", "ri", "rm",
-		"reg", "vssadmin", "wmic", "wbadmin":
+	case "format", "format-volume", "clear-disk", "remove-partition", "rd", "rmdir", "del", "erase",
+		"remove-item", "ri", "rm", "reg", "vssadmin", "wmic", "wbadmin", "diskpart":
 	default:
 		return FloorHit{}, false
 	}
@@ -37,10 +38,14 @@ func windowsFloor(s *shell.Segment, raw bool) (FloorHit, bool) {
 				return hit(FloorWinFormat, "format of drive "+a, s)
 			}
 		}
-	case "format-volume", "clear-disk":
+	case "format-volume", "clear-disk", "remove-partition":
 		return hit(FloorWinFormat, name, s)
+	case "diskpart":
+		if s.Input == shell.InputText && containsWord(strings.ToLower(s.InputText), "clean", "format", "delete") {
+			return hit(FloorWinFormat, "diskpart script that cleans or formats a disk", s)
+		}
 	case "rd", "rmdir", "del", "erase", "remove-item", "ri", "rm":
-		return windowsDelete(s, name, argv)
+		return windowsDelete(s, name, splitSwitches(argv))
 	case "reg":
 		return windowsReg(s, argv)
 	case "vssadmin":
@@ -57,6 +62,29 @@ func windowsFloor(s *shell.Segment, raw bool) (FloorHit, bool) {
 		}
 	}
 	return FloorHit{}, false
+}
+
+// splitSwitches splits cmd switches written together (/s/q, /S/Q/F) into one each.
+func splitSwitches(argv []string) []string {
+	var out []string
+	for i, a := range argv {
+		if i > 0 && len(a) > 3 && a[0] == '/' && strings.Count(a, "/") > 1 && !strings.ContainsAny(a, `\:.`) {
+			ok := true
+			for _, p := range strings.Split(a[1:], "/") {
+				if len(p) == 0 || len(p) > 2 {
+					ok = false
+				}
+			}
+			if ok {
+				for _, p := range strings.Split(a[1:], "/") {
+					out = append(out, "/"+p)
+				}
+				continue
+			}
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // splitWindowsRaw splits a raw POSIX word where a backslash is followed by a blank.
@@ -102,9 +130,19 @@ func isDriveSpec(a string) bool {
 }
 
 // windowsTarget says whether deleting a Windows path hits a drive root or a system directory.
-func windowsTarget(p string) (string, bool) {
+func windowsTarget(p string) (string, bool) { return windowsTargetIn(p, "") }
+
+// windowsTargetIn is windowsTarget for a path relative to the Windows directory cwd ("" when
+// not known: a path that climbs with .. may then reach the drive's root).
+func windowsTargetIn(p, cwd string) (string, bool) {
 	a := strings.ToLower(strings.Trim(p, `"'`))
 	a = strings.ReplaceAll(a, "/", `\`)
+	unc := strings.HasPrefix(a, `\\?\`)
+	a = strings.TrimPrefix(a, `\\?\`)
+	for strings.Contains(a, `\\`) {
+		a = strings.ReplaceAll(a, `\\`, `\`) // C:\\Windows is C:\Windows
+	}
+	_ = unc
 	for _, v := range [...][2]string{
 		{"%systemroot%", `c:\windows`}, {"$env:systemroot", `c:\windows`}, {"%windir%", `c:\windows`},
 		{"$env:windir", `c:\windows`}, {"%systemdrive%", "c:"}, {"$env:systemdrive", "c:"},
@@ -113,6 +151,13 @@ func windowsTarget(p string) (string, bool) {
 		{"%programdata%", `c:\programdata`}, {"$env:programdata", `c:\programdata`},
 		{"%userprofile%", `c:\users\~`}, {"$env:userprofile", `c:\users\~`}, {"$home", `c:\users\~`},
 		{"%homedrive%%homepath%", `c:\users\~`}, {"%public%", `c:\users\public`},
+		{"$env:homedrive$env:homepath", `c:\users\~`}, {"%homedrive%", "c:"}, {"$env:homedrive", "c:"},
+		{"${env:homedrive}", "c:"}, {"${env:systemdrive}", "c:"}, {"${env:systemroot}", `c:\windows`},
+		{"${env:windir}", `c:\windows`}, {"${env:userprofile}", `c:\users\~`}, {"%homepath%", `\users\~`},
+		{"$env:homepath", `\users\~`}, {"%allusersprofile%", `c:\programdata`}, {"$env:allusersprofile", `c:\programdata`},
+		{"%programw6432%", `c:\program files`}, {"$env:programw6432", `c:\program files`},
+		{"%commonprogramfiles%", `c:\program files\common files`}, {"%public%", `c:\users\public`},
+		{"$env:public", `c:\users\public`}, {"%systemdrive%", "c:"},
 	} {
 		if strings.HasPrefix(a, v[0]) {
 			a = v[1] + a[len(v[0]):]
@@ -127,7 +172,23 @@ func windowsTarget(p string) (string, bool) {
 	a = strings.TrimPrefix(a, `microsoft.powershell.core\filesystem::`)
 	drive := len(a) >= 2 && a[1] == ':' && a[0] >= 'a' && a[0] <= 'z'
 	if !drive && !strings.HasPrefix(a, `\`) {
-		return "", false
+		// Relative to the working directory: .., ..\..\.., *, ..\*.
+		var joined string
+		if cwd != "" {
+			joined = winClean(strings.ToLower(strings.ReplaceAll(cwd, "/", `\`)) + `\` + a)
+		} else if strings.HasPrefix(a, "..") {
+			// Climbing out of a directory that is not known: up to the drive's root.
+			rest := a
+			for strings.HasPrefix(rest, `..\`) || rest == ".." {
+				rest = strings.TrimPrefix(strings.TrimPrefix(rest, ".."), `\`)
+			}
+			joined = `c:\` + rest
+		}
+		if joined == "" {
+			return "", false
+		}
+		a = joined
+		drive = true
 	}
 	// Strip what matches everything inside a directory: \*, \*.*.
 	for {
@@ -147,12 +208,39 @@ func windowsTarget(p string) (string, bool) {
 			return p, true
 		}
 	}
-	switch strings.TrimRight(rest, `\`) {
+	switch r := strings.TrimRight(rest, `\`); r {
 	case `\windows`, `\windows\system32`, `\windows\syswow64`, `\program files`, `\program files (x86)`,
-		`\programdata`, `\users`, `\users\~`, `\boot`, `\recovery`:
+		`\programdata`, `\users`, `\users\~`, `\boot`, `\recovery`, `\efi`, `\windows\winsxs`,
+		`\program files\common files`, `\system volume information`:
 		return p, true
+	default:
+		// A user's profile: C:\Users\NAME.
+		if u, ok := strings.CutPrefix(r, `\users\`); ok && u != "" && !strings.Contains(u, `\`) && u != "." && u != ".." {
+			return p, true
+		}
 	}
 	return "", false
+}
+
+// winClean resolves . and .. in a Windows path (the drive is kept).
+func winClean(p string) string {
+	drive := ""
+	if len(p) >= 2 && p[1] == ':' {
+		drive, p = p[:2], p[2:]
+	}
+	var out []string
+	for _, e := range strings.Split(p, `\`) {
+		switch e {
+		case "", ".":
+		case "..":
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+		default:
+			out = append(out, e)
+		}
+	}
+	return drive + `\` + strings.Join(out, `\`)
 }
 
 // registryTarget normalises a registry key and says whether it is a hive or one of its
@@ -189,6 +277,9 @@ func registryTarget(k string) (string, bool) {
 	if rest == "" {
 		return hive, true
 	}
+	if vitalRegistryKey(hive, rest) {
+		return hive + `\` + rest, true
+	}
 	if strings.ContainsRune(rest, '\\') {
 		return "", false
 	}
@@ -209,6 +300,25 @@ func registryTarget(k string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// vitalRegistryKey names the keys below a hive whose deletion leaves Windows unbootable or
+// unusable (the control sets, the services, Windows' own software key).
+func vitalRegistryKey(hive, rest string) bool {
+	if hive != "HKLM" {
+		return false
+	}
+	switch rest {
+	case `SYSTEM\CURRENTCONTROLSET`, `SYSTEM\CONTROLSET001`, `SYSTEM\CONTROLSET002`, `SYSTEM\SELECT`,
+		`SYSTEM\CURRENTCONTROLSET\SERVICES`, `SYSTEM\CURRENTCONTROLSET\CONTROL`, `SYSTEM\CURRENTCONTROLSET\ENUM`,
+		`SYSTEM\CONTROLSET001\SERVICES`, `SYSTEM\CONTROLSET001\CONTROL`, `SYSTEM\MOUNTEDDEVICES`,
+		`SOFTWARE\MICROSOFT`, `SOFTWARE\MICROSOFT\WINDOWS`, `SOFTWARE\MICROSOFT\WINDOWS NT`,
+		`SOFTWARE\MICROSOFT\WINDOWS\CURRENTVERSION`, `SOFTWARE\MICROSOFT\WINDOWS NT\CURRENTVERSION`,
+		`SOFTWARE\MICROSOFT\WINDOWS NT\CURRENTVERSION\WINLOGON`, `SOFTWARE\CLASSES`, `SOFTWARE\POLICIES`,
+		`SOFTWARE\WOW6432NODE`:
+		return true
+	}
+	return false
 }
 
 func windowsDelete(s *shell.Segment, name string, argv []string) (FloorHit, bool) {
@@ -253,7 +363,19 @@ func windowsDelete(s *shell.Segment, name string, argv []string) (FloorHit, bool
 			if name == "rm" && !strings.ContainsAny(one, `:\%$`) {
 				continue // a POSIX rm: the POSIX floor judges it
 			}
-			if _, ok := windowsTarget(one); ok {
+			if rel := strings.Trim(one, `"'`); s.WinCwd == "" && s.Cwd != "" && rel != "" && !strings.ContainsAny(rel, `:%$`) &&
+				rel[0] != '\\' && rel[0] != '/' && rel[0] != '~' {
+				// Relative to a POSIX working directory (Git Bash, WSL): that directory's parents.
+				p := strings.TrimSuffix(path.Join(s.Cwd, strings.ReplaceAll(rel, `\`, "/")), "/*")
+				if p == "" {
+					p = "/"
+				}
+				if t := classify(p, s.Home); t != targetNone && recursive {
+					return hit(FloorWinDelete, "recursive deletion of "+one, s)
+				}
+				continue
+			}
+			if _, ok := windowsTargetIn(one, s.WinCwd); ok {
 				if recursive || (name == "del" || name == "erase") && strings.Contains(one, "*") || ps && strings.Contains(one, "*") {
 					return hit(FloorWinDelete, "recursive deletion of "+one, s)
 				}

@@ -98,23 +98,6 @@ func (g *gitCall) config(key string) (string, bool) {
 	return v, ok
 }
 
-// gitOperands are the arguments of a subcommand that are not options (after "--", all).
-func gitOperands(rest []string) []string {
-	var out []string
-	dash := false
-	for _, a := range rest {
-		switch {
-		case dash:
-			out = append(out, a)
-		case a == "--":
-			dash = true
-		case !strings.HasPrefix(a, "-"):
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // gitValued are the subcommand options that take the next word as their value when it is not
 // attached: the value is not an operand.
 var gitValued = map[string]bool{
@@ -353,21 +336,6 @@ func gitTraceTarget(v, shown string, e *effects) {
 	case strings.ContainsAny(v, "/~"):
 		e.writes = append(e.writes, v)
 	}
-}
-
-// gitEnvNames are the variables that tell git which repository, work tree, index, object
-// store, configuration or templates to use, or where to write traces.
-func gitEnvName(n string) bool {
-	switch n {
-	case "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-		"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_TEMPLATE_DIR", "GIT_CONFIG", "GIT_CONFIG_GLOBAL",
-		"GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_EXEC_PATH", "GIT_NAMESPACE",
-		"GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_SSH", "GIT_SSH_COMMAND",
-		"GIT_ASKPASS", "GIT_EDITOR", "GIT_PAGER", "GIT_EXTERNAL_DIFF", "GIT_PROXY_COMMAND", "GIT_SEQUENCE_EDITOR",
-		"GIT_SHALLOW_FILE", "GIT_REPLACE_REF_BASE", "GIT_GRAFT_FILE":
-		return true
-	}
-	return strings.HasPrefix(n, "GIT_TRACE") || strings.HasPrefix(n, "GIT_CONFIG_")
 }
 
 // gitSegment judges where a git call runs and what it reaches besides its arguments: the

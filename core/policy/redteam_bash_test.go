@@ -60,6 +60,9 @@ done
 `
 
 func TestRedteamRealBash(t *testing.T) {
+	if os.Getenv("APPROVEBOT_INTEGRATION") != "1" {
+		t.Skip("the real-bash check of the red-team corpus takes about 20 s: set APPROVEBOT_INTEGRATION=1 to run it")
+	}
 	if testing.Short() {
 		t.Skip("-short: the real-bash check of the red-team corpus takes about 25 s")
 	}

@@ -18,7 +18,7 @@ func effectsWave2() []rcase {
 			`echo hi > /proc/self/cwd/../x`,
 			`echo hi > /proc/self/root/tmp/x`,
 			`echo hi > /dev/fd/../../tmp/x`,
-			`cd /tmp; cd -; echo hi > x`,
+			`cd /tmp; cd -; cd -; echo hi > x`, // cd - twice is back in /tmp (cd - once is back in the project: everyday)
 			`CDPATH=/tmp cd x && echo hi > y`,
 			`echo hi > "${PWD%/*}/x"`,
 			`echo hi > ${HOME}/x`,

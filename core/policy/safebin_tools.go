@@ -847,13 +847,6 @@ func tarEffects(c *toolCall, e *effects) {
 	}
 }
 
-func lastOr(list []string, def string) string {
-	if len(list) == 0 {
-		return def
-	}
-	return list[len(list)-1]
-}
-
 func joinRel(dir, p string) string {
 	if dir == "" || path.IsAbs(p) {
 		return p

@@ -21,6 +21,10 @@ const maxArithDepth = 8
 // arith evaluates x; ok is false when the value is not known. Problems are reported for
 // whatever is not proven inert.
 func (w *walker) arith(x syntax.ArithmExpr) (string, bool) {
+	// A value arithmetic reads is evaluated, not printed: unknown is never harmless here.
+	was := w.lenient
+	w.lenient = false
+	defer func() { w.lenient = was }()
 	v, ok := w.arithEval(x, 0)
 	if !ok {
 		return "", false

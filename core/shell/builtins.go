@@ -14,8 +14,13 @@ func (w *walker) builtin(name string, args []Arg) {
 	case "cd", "pushd":
 		w.cd(name, args)
 	case "popd":
-		w.unknownCwd()
-		w.problem("popd returns to a directory that is not known")
+		w.popd(args)
+	case "dirs":
+		for _, a := range args[1:] {
+			if a.Value == "-c" {
+				w.dirs.stack, w.dirs.lost = nil, false
+			}
+		}
 	case "eval":
 		var b strings.Builder
 		known := true
@@ -104,12 +109,9 @@ func (w *walker) builtin(name string, args []Arg) {
 		}
 	case "mapfile", "readarray":
 		w.problem("%s fills an array", name)
-		for _, a := range args[1:] {
-			if strings.ContainsRune(a.Value, '[') {
-				w.codeInData(name, a.Value)
-			}
-		}
+		w.mapfile(name, args)
 	case "wait":
+		w.sh.waited = w.sh.bg
 		for i := 1; i+1 < len(args); i++ {
 			if args[i].Value == "-p" || strings.HasPrefix(args[i].Value, "-") && strings.HasSuffix(args[i].Value, "p") {
 				if w.plainName("wait -p", args[i+1].Value, args[i+1].Known) {
@@ -154,9 +156,17 @@ func (w *walker) builtin(name string, args []Arg) {
 			}
 		}
 	case "hash":
-		for _, a := range args[1:] {
-			if strings.HasPrefix(a.Value, "-") && strings.ContainsRune(a.Value, 'p') {
+		for i := 1; i < len(args); i++ {
+			v := args[i].Value
+			if strings.HasPrefix(v, "-") && strings.ContainsRune(v, 'p') {
 				w.problem("hash -p changes what a command name runs")
+				// hash -p PATH NAME…: NAME runs PATH from now on.
+				if i+2 < len(args) {
+					for _, n := range args[i+2:] {
+						w.hash(n.Value, args[i+1].Value)
+					}
+				}
+				break
 			}
 		}
 	case "enable":
@@ -177,66 +187,6 @@ func (w *walker) builtin(name string, args []Arg) {
 	}
 	s := w.emit(args, KindBuiltin)
 	s.Benign = benignBuiltins[name]
-}
-
-// cd changes the walker's working directory.
-func (w *walker) cd(name string, args []Arg) {
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		v := a.Value
-		if !a.Known {
-			w.unknownCwd()
-			return
-		}
-		if v == "--" {
-			if i+1 < len(args) {
-				w.cdTo(args[i+1])
-			} else {
-				w.cdHome()
-			}
-			return
-		}
-		if len(v) > 1 && v[0] == '-' && strings.Trim(v[1:], "LPe@") == "" {
-			continue
-		}
-		if name == "pushd" && len(v) > 1 && (v[0] == '+' || v[0] == '-') {
-			w.unknownCwd()
-			w.problem("pushd %s rotates a directory stack that is not known", v)
-			return
-		}
-		w.cdTo(a)
-		return
-	}
-	w.cdHome()
-}
-
-func (w *walker) cdHome() {
-	if h, ok := w.lookup("HOME"); ok && h != "" {
-		w.cwd, w.cwdRel = h, ""
-		return
-	}
-	w.unknownCwd()
-	w.problem("cd to a home directory that is not known")
-}
-
-func (w *walker) cdTo(a Arg) {
-	switch {
-	case a.Value == "-":
-		w.unknownCwd()
-		w.problem("cd - returns to a directory that is not known")
-	case a.Pattern != "":
-		w.unknownCwd()
-		w.problem("cd to a glob")
-	case a.Value == "":
-		// bash: cd "" stays where it is.
-	default:
-		if v, ok := w.vars["CDPATH"]; ok && v.val != "" && !path.IsAbs(a.Value) && !strings.HasPrefix(a.Value, ".") {
-			w.unknownCwd()
-			w.problem("cd with CDPATH set")
-			return
-		}
-		w.chdir(a.Value)
-	}
 }
 
 // trap runs its action later, in this shell: the action is a hidden command.
@@ -277,15 +227,19 @@ func (w *walker) source(name string, args []Arg) {
 		return
 	}
 	a := args[1]
-	if a.proc != nil {
-		out, ok := w.evalSub(a.proc.Stmts)
+	if a.proc != nil || fdPath(a.Value) >= 0 {
+		// source <(…), source /dev/stdin <<< …: the script is on the command line.
+		out, ok, found := w.fileText(a)
 		if ok {
 			w.shared(name, out, true)
 			return
 		}
-		w.problem("%s of a process substitution whose output is unknown", name)
-		w.emit(args, KindBuiltin)
-		return
+		if found {
+			w.problem("%s of a script from an input whose content is unknown", name)
+			w.guessScripts(name)
+			w.emit(args, KindBuiltin)
+			return
+		}
 	}
 	s := w.emit(args, KindBuiltin)
 	s.Reads = append(s.Reads[:len(s.Reads):len(s.Reads)], Read{Target: a.Value, Known: a.Known, Pattern: a.Pattern, Op: "source"})
@@ -294,12 +248,12 @@ func (w *walker) source(name string, args []Arg) {
 	switch {
 	case !a.Known || a.Pattern != "":
 		w.problem("%s of a file that is not known", name)
+	case w.runsWritten(name, a.Value, "", nil):
+		// A script the line wrote (bash finds a name without / in the working directory
+		// when the PATH does not have it).
 	case !strings.ContainsRune(a.Value, '/'):
 		w.problem("%s %s looks the file up on the PATH", name, a.Value)
 	default:
-		if w.runsWritten(name, a.Value, "", nil) {
-			return
-		}
 		if !w.inProject(a.Value) {
 			w.problem("%s of %s, a file outside the working directory", name, a.Value)
 		}
@@ -415,7 +369,7 @@ func (w *walker) set(args []Arg) {
 // Options of shopt that keep the analysis exact.
 func harmlessShopt(o string) bool {
 	switch o {
-	case "nullglob", "failglob", "globstar", "nocaseglob", "nocasematch", "extglob", "dotglob",
+	case "nullglob", "failglob", "globstar", "nocaseglob", "nocasematch", "extglob",
 		"inherit_errexit", "lastpipe", "checkwinsize", "globasciiranges", "cmdhist", "lithist", "histappend":
 		return true
 	}
@@ -423,7 +377,7 @@ func harmlessShopt(o string) bool {
 }
 
 func (w *walker) shopt(args []Arg) {
-	set, opt := false, false
+	set, opt, enable := false, false, false
 	for _, a := range args[1:] {
 		v := a.Value
 		if !a.Known {
@@ -436,6 +390,7 @@ func (w *walker) shopt(args []Arg) {
 			if strings.ContainsRune(v, 's') && !strings.ContainsRune(v, 'q') {
 				set = true
 			}
+			enable = enable || strings.ContainsRune(v, 's')
 			continue
 		}
 		if !set {
@@ -447,7 +402,12 @@ func (w *walker) shopt(args []Arg) {
 			}
 			continue
 		}
-		if !harmlessShopt(v) {
+		switch {
+		case v == "dotglob":
+			if enable {
+				w.problem("shopt -s dotglob makes globs match hidden files (keys, .env, configuration)")
+			}
+		case !harmlessShopt(v):
 			w.problem("shopt %s changes how the shell reads what follows", v)
 		}
 		if v == "lastpipe" {
@@ -474,6 +434,7 @@ func (w *walker) declArgs(variant string, args []Arg) {
 		}
 		names++
 		if n, val, ok := strings.Cut(v, "="); ok {
+			w.quotedCompound(variant, val)
 			if w.plainName(variant, n, a.Known) {
 				w.assignVar(n, val, a.Known)
 				w.exported(variant, n, opts)
@@ -494,6 +455,7 @@ func (w *walker) read(args []Arg) {
 	raw := false
 	delim := byte('\n')
 	var names []string
+	arrName := ""
 	fromFd := false
 	for i := 1; i < len(args); i++ {
 		a := args[i]
@@ -518,7 +480,10 @@ func (w *walker) read(args []Arg) {
 					switch c {
 					case 'a':
 						w.problem("read -a fills an array")
-						w.plainName("read -a", arg, true)
+						if w.plainName("read -a", arg, true) {
+							w.assigned(arg)
+							arrName = arg
+						}
 					case 'd':
 						delim = 0
 						if arg != "" {
@@ -544,13 +509,16 @@ func (w *walker) read(args []Arg) {
 			names = append(names, v)
 		}
 	}
-	if len(names) == 0 {
+	if len(names) == 0 && arrName == "" {
 		names = []string{"REPLY"}
 	}
 	text, kind := w.stdinText()
 	if kind != stdinKnown || fromFd {
 		for _, n := range names {
 			w.setVar(n, varVal{})
+		}
+		if arrName != "" {
+			w.fillArray(arrName, nil, false)
 		}
 		return
 	}
@@ -569,27 +537,42 @@ func (w *walker) read(args []Arg) {
 		line = b.String()
 	}
 	ifs := w.ifs()
+	isSep := func(r rune) bool { return strings.ContainsRune(ifs, r) }
+	if arrName != "" {
+		w.fillArray(arrName, strings.FieldsFunc(line, isSep), true)
+		return
+	}
+	blanks := ""
+	for _, c := range " \t\n" {
+		if strings.ContainsRune(ifs, c) {
+			blanks += string(c)
+		}
+	}
 	if len(names) == 1 {
-		w.setVar(names[0], varVal{val: strings.Trim(line, " \t\n"), known: true})
+		w.setVar(names[0], varVal{val: strings.Trim(line, blanks), known: true})
 		if names[0] == "REPLY" {
 			w.setVar("REPLY", varVal{val: line, known: true})
 		}
 		return
 	}
-	fields := strings.FieldsFunc(line, func(r rune) bool { return strings.ContainsRune(ifs, r) })
+	fields := strings.FieldsFunc(line, isSep)
 	for i, n := range names {
 		val := ""
 		switch {
 		case i == len(names)-1 && i < len(fields):
-			// The last name gets the rest of the line.
+			// The last name gets the rest of the line, after the separator that ends the
+			// field before it.
 			rest := line
 			for k := 0; k < i; k++ {
-				rest = strings.TrimLeft(rest, ifs)
+				rest = strings.TrimLeft(rest, blanks)
 				if j := strings.IndexAny(rest, ifs); j >= 0 {
-					rest = rest[j:]
+					rest = strings.TrimLeft(rest[j:], blanks)
+					if rest != "" && strings.IndexByte(ifs, rest[0]) >= 0 {
+						rest = rest[1:]
+					}
 				}
 			}
-			val = strings.Trim(rest, " \t\n")
+			val = strings.Trim(rest, blanks)
 		case i < len(fields):
 			val = fields[i]
 		}
@@ -664,4 +647,97 @@ func (w *walker) unset(args []Arg) {
 		}
 		w.setVar(v, varVal{known: true, lit: true, unset: true})
 	}
+}
+
+// mapfile fills an array with the lines of its input, and runs its -C callback (through eval,
+// with the index and the line appended) every -c lines: the floor reads the callback.
+func (w *walker) mapfile(name string, args []Arg) {
+	delim := "\n"
+	trim := false
+	callback, quantum := "", 5000
+	hasCallback, fromFd := false, false
+	arr := "MAPFILE"
+	for i := 1; i < len(args); i++ {
+		v := args[i].Value
+		if !strings.HasPrefix(v, "-") || len(v) < 2 {
+			if strings.ContainsRune(v, '[') {
+				w.codeInData(name, v)
+			}
+			if w.plainName(name, v, args[i].Known) {
+				arr = v
+			}
+			continue
+		}
+		for j := 1; j < len(v); j++ {
+			c := v[j]
+			if c == 't' {
+				trim = true
+				continue
+			}
+			if strings.IndexByte("dnOscuC", c) < 0 {
+				w.problem("%s -%c is not known", name, c)
+				continue
+			}
+			val := v[j+1:]
+			if val == "" && i+1 < len(args) {
+				i++
+				val = args[i].Value
+			}
+			switch c {
+			case 'd':
+				delim = val
+				if delim == "" {
+					delim = "\x00"
+				}
+				delim = delim[:1]
+			case 'C':
+				callback, hasCallback = val, true
+			case 'c':
+				if n, err := strconv.Atoi(val); err == nil && n > 0 {
+					quantum = n
+				}
+			case 'u':
+				fromFd = true
+			}
+			break
+		}
+	}
+	text, kind := w.stdinText()
+	known := kind == stdinKnown && !fromFd
+	var lines []string
+	if known && text != "" {
+		lines = strings.SplitAfter(text, delim)
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		if trim {
+			for i, l := range lines {
+				lines[i] = strings.TrimSuffix(l, delim)
+			}
+		}
+	}
+	w.assigned(arr)
+	w.fillArray(arr, lines, known)
+	if !hasCallback {
+		return
+	}
+	// The callback runs as eval "CALLBACK INDEX LINE": whatever it holds runs.
+	calls := 0
+	for i := quantum - 1; i < len(lines) && calls < maxLoopItems; i += quantum {
+		w.floorScript(name+" -C", callback+" "+strconv.Itoa(i)+" "+quote(lines[i]))
+		calls++
+	}
+	if calls == 0 {
+		w.floorScript(name+" -C", callback)
+	}
+}
+
+// hash makes name run file (hash -p, BASH_CMDS[name]=file).
+func (w *walker) hash(name, file string) {
+	m := make(map[string]string, len(w.hashed)+1)
+	for k, v := range w.hashed {
+		m[k] = v
+	}
+	m[name] = file
+	w.hashed = m
 }

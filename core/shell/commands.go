@@ -123,5 +123,60 @@ func (w *walker) find(args []Arg) {
 			c.unknownCwd()
 		}
 		c.command(inner)
+		// The floor also reads the command with {} standing for what find finds.
+		for _, item := range findItems(args) {
+			argv := make([]Arg, len(inner))
+			for k, a := range inner {
+				argv[k] = a
+				if strings.Contains(a.Value, "{}") {
+					v := strings.ReplaceAll(a.Value, "{}", item)
+					argv[k] = Arg{Value: v, Raw: v, Known: a.Known, Prefix: len(v)}
+					if validGlob([]byte(v)) {
+						argv[k].Pattern = v
+					}
+				}
+			}
+			if d := w.floorOnly("find " + op).deeper("find " + op); d != nil {
+				d.hide("find " + op)
+				d.command(argv)
+			}
+		}
 	}
+}
+
+// findItems are globs for what a find command finds: each start path with the first -name
+// pattern below it (/dev/sd* for find /dev -name 'sd*'), or every name below it.
+func findItems(args []Arg) []string {
+	var starts []string
+	name := "*"
+	named := false
+	i := 1
+	for i < len(args) && (args[i].Value == "-H" || args[i].Value == "-L" || args[i].Value == "-P") {
+		i++
+	}
+	for ; i < len(args); i++ {
+		v := args[i].Value
+		if strings.HasPrefix(v, "-") || v == "(" || v == "!" {
+			break
+		}
+		if len(starts) < 4 {
+			starts = append(starts, v)
+		}
+	}
+	for ; i+1 < len(args); i++ {
+		if v := args[i].Value; (v == "-name" || v == "-iname") && !named {
+			name, named = args[i+1].Value, true
+		}
+	}
+	if len(starts) == 0 {
+		starts = []string{"."}
+	}
+	out := make([]string, 0, len(starts))
+	for _, st := range starts {
+		if strings.ContainsAny(name, "/{}") {
+			continue
+		}
+		out = append(out, strings.TrimSuffix(st, "/")+"/"+name)
+	}
+	return out
 }

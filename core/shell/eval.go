@@ -3,6 +3,7 @@ package shell
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"path"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -316,22 +317,37 @@ func (w *walker) evalArgs(args []Arg, stdin stdinState) (string, bool) {
 		}
 		return string(b), true
 	case "pwd":
-		if w.cwd == "" || len(argv) > 1 && argv[1] != "-L" {
+		if len(argv) > 1 && argv[1] != "-L" && argv[1] != "-P" {
 			return "", false
 		}
-		return w.cwd + "\n", true
+		p, ok := w.pwdExpansion("pwd")
+		if !ok {
+			return "", false
+		}
+		if len(argv) > 1 && argv[1] == "-P" {
+			w.approx("pwd -P")
+		}
+		return p + "\n", true
 	case "cd":
 		// Inside $(…): the directory pwd prints afterwards.
-		if len(argv) == 1 {
-			h, ok := w.lookup("HOME")
-			w.cwd = h
-			return "", ok
+		if len(argv) > 1 && argv[1] == "--" {
+			argv = append(argv[:1:1], argv[2:]...)
 		}
-		if len(argv) != 2 || argv[1] == "-" || strings.HasPrefix(argv[1], "-") {
+		switch {
+		case len(argv) == 1:
+			h, ok := w.lookup("HOME")
+			w.cwd, w.cwdRel = h, ""
+			return "", ok
+		case len(argv) != 2 || argv[1] == "-" || strings.HasPrefix(argv[1], "-"):
 			return "", false
 		}
-		w.cwd = joinCwd(w.cwd, argv[1])
-		return "", w.cwd != ""
+		if _, ok := w.cdPath(); ok && !path.IsAbs(argv[1]) && !strings.HasPrefix(argv[1], ".") {
+			return "", false
+		}
+		w.chdir(argv[1])
+		return "", w.cwd != "" || w.cwdRel != ""
+	case "realpath", "readlink", "grealpath", "greadlink":
+		return w.evalRealpath(argv)
 	case "dirname":
 		if len(argv) != 2 || strings.HasPrefix(argv[1], "-") {
 			return "", false
@@ -824,4 +840,127 @@ func trSet(spec string) []byte {
 		out = append(out, raw[i])
 	}
 	return out
+}
+
+// evalRealpath is realpath FILE… and readlink -f FILE…: the absolute, cleaned names, worked
+// out without looking at the file system (a symbolic link on the way would change them, so the
+// output is approximate unless -s says links are not followed).
+func (w *walker) evalRealpath(argv []string) (string, bool) {
+	canon := Base(argv[0]) == "realpath" || Base(argv[0]) == "grealpath"
+	exact := false
+	var files []string
+	for _, a := range argv[1:] {
+		switch {
+		case a == "-f" || a == "-e" || a == "-m" || a == "--canonicalize" || a == "--canonicalize-existing" ||
+			a == "--canonicalize-missing" || a == "-fn" || a == "-en" || a == "-mn":
+			canon = true
+		case a == "-s" || a == "--strip" || a == "--no-symlinks":
+			exact = true
+		case a == "-q" || a == "--quiet" || a == "-L" || a == "--logical" || a == "-P" || a == "--physical" || a == "-n" ||
+			a == "--no-newline" || a == "-v" || a == "--verbose":
+		case strings.HasPrefix(a, "-") && a != "-":
+			return "", false
+		default:
+			files = append(files, a)
+		}
+	}
+	if !canon || len(files) == 0 {
+		return "", false
+	}
+	dir, dirExact := w.pwd()
+	var b strings.Builder
+	for _, f := range files {
+		p := f
+		if !path.IsAbs(p) {
+			if dir == "" {
+				return "", false
+			}
+			exact = exact && dirExact
+			p = path.Join(dir, p)
+		}
+		b.WriteString(path.Clean(p))
+		b.WriteByte('\n')
+	}
+	if !exact {
+		w.approx(Base(argv[0]))
+	}
+	return b.String(), true
+}
+
+// globOutput is, for a substitution that prints file names matching a glob (ls /dev/sd?,
+// echo /*, find /dev -name 'sd*', perhaps filtered by head, tail, sort or grep), that glob:
+// its output is not known, but it is some of the names the glob matches.
+func (w *walker) globOutput(stmts []*syntax.Stmt) (string, bool) {
+	if len(stmts) != 1 || !w.step() {
+		return "", false
+	}
+	var elems []*syntax.Stmt
+	var flatten func(s *syntax.Stmt) bool
+	flatten = func(s *syntax.Stmt) bool {
+		if b, ok := s.Cmd.(*syntax.BinaryCmd); ok {
+			if b.Op != syntax.Pipe && b.Op != syntax.PipeAll {
+				return false
+			}
+			return flatten(b.X) && flatten(b.Y)
+		}
+		elems = append(elems, s)
+		return true
+	}
+	if !flatten(stmts[0]) || len(elems) == 0 {
+		return "", false
+	}
+	c := w.sub()
+	c.judged = false
+	argvOf := func(s *syntax.Stmt) []Arg {
+		call, ok := s.Cmd.(*syntax.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			return nil
+		}
+		return c.expandWords(call.Args, nil)
+	}
+	for _, e := range elems[1:] {
+		args := argvOf(e)
+		if len(args) == 0 {
+			return "", false
+		}
+		switch Base(args[0].Value) {
+		case "head", "tail", "sort", "uniq", "grep", "egrep", "fgrep", "shuf", "tac", "cat":
+		default:
+			return "", false
+		}
+	}
+	args := argvOf(elems[0])
+	if len(args) == 0 {
+		return "", false
+	}
+	switch Base(args[0].Value) {
+	case "ls", "echo", "printf", "compgen", "realpath", "readlink":
+		for _, a := range args[1:] {
+			if a.Pattern != "" {
+				return a.Pattern, true
+			}
+		}
+	case "find":
+		var start, name string
+		for i := 1; i < len(args); i++ {
+			v := args[i].Value
+			switch {
+			case v == "-name" || v == "-iname":
+				if i+1 < len(args) && name == "" {
+					name = args[i+1].Value
+				}
+				i++
+			case !strings.HasPrefix(v, "-") && start == "" && v != "(" && v != "!":
+				start = v
+			}
+		}
+		if start == "" {
+			start = "."
+		}
+		if name == "" {
+			name = "*"
+		}
+		return strings.TrimSuffix(start, "/") + "/" + name, true
+	}
+	return "", false
 }

@@ -237,6 +237,7 @@ func (w *walker) walkFastPipe(cmds []fastCmd) {
 	for i := range cmds {
 		c := w.sub()
 		c.pipe, c.pipePos = id, i
+		c.async++
 		if i > 0 {
 			c.stdin = stdinState{kind: stdinPipe, fsrc: cmds[:i], first: first}
 		}

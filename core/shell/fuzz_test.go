@@ -54,6 +54,17 @@ var fuzzSeeds = []string{
 	"cd ../..; rm -rf *; echo 'id' > x.sh; bash x.sh; source ./x.sh",
 	"awk -v c=id 'BEGIN{system(c); print | c}'",
 	"set -euo pipefail; shopt -s lastpipe; echo / | read X; rm -rf $X",
+	// Issue 12, second pass.
+	`f(){ eval 'f & f'; $FUNCNAME & }; f; yes | while read; do x & done; for ((i=1;i>0;i++)); do y & done`,
+	`IFS=, read -ra a <<< 'x,/'; declare -A m=([k]=/); declare -n r=HOME; mapfile -C 'id #' -c1 b <<< x; n='a[1]'; echo ${!n} ${m[k]} $r ${a[-1]} ${x@E}`,
+	`pushd /etc; pushd /tmp; cd -; popd; echo ~1 ~-1 ~- $OLDPWD ${DIRSTACK[1]}; CDPATH=/ cd usr; rm -rf "$(realpath ..)"`,
+	`hash -p /bin/sh ls; ls -c id; coproc bash; echo id >&"${COPROC[1]}"; source /dev/fd/3 3<<< id`,
+	`awk 'BEGIN{system(ARGV[1]); system(ENVIRON["C"])}{system($0)}' id; expect -c 'spawn sh; send "id\r"; open "|id"'`,
+	`screen -dmS x id; sudo -s -- id; env 'BASH_FUNC_f%%=() { id; }' bash -c f; LESSOPEN='|id %s' less x; GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!id' git x`,
+	`make -f <(echo 'a:;id') RM=id; npm init x; npm config set shell id; git -c imap.tunnel=id --work-tree=/ clean -fdx`,
+	`tar --remove-files -cf x /; zip -rm x.zip ~; rsync --remove-source-files a b:; xargs -a <(echo /) rm -rf`,
+	`Get-ChildItem C:\ | Remove-Item -Recurse; [IO.Directory]::Delete('C:\', $true); for /d %i in (C:\*) do rd /s /q %i; :a & start %0 & goto a`,
+	`dd of=$(ls /dev/sd? | head -1); find /dev -name 'sd*' -exec wipefs -a {} \;; rm -rf /$X/build /[[:alpha:]]*`,
 }
 
 func FuzzAnalyze(f *testing.F) {
@@ -85,8 +96,8 @@ func FuzzAnalyze(f *testing.F) {
 				t.Fatalf("segment without args: %+v", s)
 			}
 			for _, a := range s.Args {
-				if a.Prefix > len(a.Value) {
-					t.Fatalf("prefix %d beyond value %q", a.Prefix, a.Value)
+				if a.Prefix > len(a.Value) || a.Suffix > len(a.Value) {
+					t.Fatalf("prefix %d or suffix %d beyond value %q", a.Prefix, a.Suffix, a.Value)
 				}
 			}
 		}

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"path"
 	"strings"
 )
 
@@ -115,6 +116,15 @@ var gitGlobalLongArg = []string{"git-dir", "work-tree", "namespace", "config-env
 // subcommands that run commands.
 func (w *walker) git(args []Arg) {
 	w.emit(args, KindCommand)
+	dir, dirKnown := w.cwd, w.cwd != ""
+	if dir == "" && w.cwdRel != "" {
+		dir, dirKnown = w.cwdRel, true // where the line started, wherever that is
+	}
+	gitDir, workTree := "", ""
+	if v, ok := w.envPrefix("GIT_WORK_TREE"); ok {
+		workTree = v
+	}
+	w.gitEnvConfig()
 	i := 1
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -127,15 +137,27 @@ func (w *walker) git(args []Arg) {
 			if i+1 < len(args) {
 				i++
 				w.gitConfig("git -c", args[i].Value, args[i].Known)
+				if k, val, _ := strings.Cut(args[i].Value, "="); strings.EqualFold(k, "core.worktree") {
+					workTree = val
+				}
 			}
 			continue
 		}
 		if strings.HasPrefix(v, "-c") && len(v) > 2 {
 			w.gitConfig("git -c", v[2:], a.Known)
+			if k, val, _ := strings.Cut(v[2:], "="); strings.EqualFold(k, "core.worktree") {
+				workTree = val
+			}
 			continue
 		}
-		if v == "-C" {
-			i++
+		if v == "-C" || strings.HasPrefix(v, "-C") && len(v) > 2 {
+			d := v[2:]
+			if d == "" && i+1 < len(args) {
+				i++
+				d = args[i].Value
+				dirKnown = dirKnown && args[i].Known
+			}
+			dir = joinCwd(dir, d)
 			continue
 		}
 		if strings.HasPrefix(v, "--") {
@@ -145,16 +167,21 @@ func (w *walker) git(args []Arg) {
 				w.problem("git option %s is not known", v)
 				return
 			}
-			switch {
-			case full == "exec-path" && hasVal:
-				w.problem("git --exec-path runs git's programs from %s", val)
-			case full == "config-env":
-				w.problem("git --config-env takes a configuration value from the environment")
-			case full == "git-dir":
-				w.problem("git --git-dir uses the configuration and hooks of another repository")
-			}
-			if hasName(gitGlobalLongArg, full) && !hasVal {
+			if hasName(gitGlobalLongArg, full) && !hasVal && i+1 < len(args) {
 				i++
+				val = args[i].Value
+			}
+			switch full {
+			case "exec-path":
+				if hasVal {
+					w.problem("git --exec-path runs git's programs from %s", val)
+				}
+			case "config-env":
+				w.problem("git --config-env takes a configuration value from the environment")
+			case "git-dir":
+				gitDir = val
+			case "work-tree":
+				workTree = val
 			}
 			continue
 		}
@@ -178,11 +205,33 @@ func (w *walker) git(args []Arg) {
 			}
 		}
 	}
+	sub := ""
+	if i < len(args) {
+		sub = args[i].Value
+	}
+	// The repository git reads its configuration and hooks from (core.pager, core.fsmonitor,
+	// hooks run by commit, …) must be the project's.
+	switch sub {
+	case "clone", "ls-remote", "version", "help", "":
+	default:
+		repo := dir
+		if gitDir != "" {
+			repo = joinCwd(dir, gitDir)
+		}
+		if !dirKnown || !w.inProjectDir(repo) {
+			w.problem("git runs in %s, outside the project: that repository's configuration and hooks run", displayDir(repo))
+		}
+		if workTree != "" && !w.inProjectDir(joinCwd(dir, workTree)) {
+			w.problem("git works on the tree %s, outside the project", workTree)
+		}
+	}
 	if i >= len(args) {
 		return
 	}
-	sub := args[i].Value
 	rest := args[i+1:]
+	if workTree != "" {
+		w.gitTreeDeletes(sub, rest, joinCwd(dir, workTree))
+	}
 	switch sub {
 	case "submodule":
 		for k := 0; k < len(rest); k++ {
@@ -214,7 +263,7 @@ func (w *walker) git(args []Arg) {
 		filters := map[string]string{"tree-filter": "script", "index-filter": "script", "msg-filter": "script",
 			"env-filter": "script", "commit-filter": "script", "parent-filter": "script", "tag-name-filter": "script",
 			"setup": "script"}
-		w.gitOptionCommands("git filter-branch", rest, "df", filters,
+		w.gitOptionCommands("git filter-branch", rest, "d", filters,
 			[]string{"tree-filter", "index-filter", "msg-filter", "env-filter", "commit-filter", "parent-filter",
 				"tag-name-filter", "setup", "subdirectory-filter", "prune-empty", "original", "force",
 				"state-branch", "directory"})
@@ -222,7 +271,7 @@ func (w *walker) git(args []Arg) {
 		w.gitOptionCommands("git difftool", rest, "xt", map[string]string{"extcmd": "script"},
 			[]string{"dir-diff", "extcmd", "gui", "no-index", "no-prompt", "prompt", "symlinks", "no-symlinks",
 				"tool", "tool-help", "trust-exit-code", "no-trust-exit-code", "no-gui", "cached", "staged"})
-	case "fetch", "pull", "clone", "ls-remote", "fetch-pack", "push", "send-pack", "archive", "remote", "submodule--helper":
+	case "fetch", "pull", "clone", "ls-remote", "fetch-pack", "push", "send-pack", "archive", "remote", "submodule--helper", "init":
 		w.gitTransport(sub, rest)
 	case "config":
 		w.gitConfigCommand(rest)
@@ -374,7 +423,11 @@ func (w *walker) gitTransport(sub string, args []Arg) {
 				k = j
 				w.gitConfig("git clone --config", val, known)
 			case name == "template" || strings.HasPrefix("template", name) && len(name) >= 3:
-				w.problem("git %s --template installs hooks from a directory", sub)
+				val, _, j := longValue(args, k, hasVal, val)
+				k = j
+				if sub != "init" || !w.inProjectDir(joinCwd(w.cwd, val)) {
+					w.problem("git %s --template installs hooks from %s", sub, val)
+				}
 			}
 			continue
 		}
@@ -471,15 +524,63 @@ func gitKeyKind(key, val string) string {
 		section == "browser" && (last == "cmd" || last == "path"):
 		return "a command"
 	}
-	_ = rest
 	switch last {
 	case "cmd", "command", "program", "driver", "textconv", "process", "clean", "smudge", "editor", "pager",
 		"sshcommand", "askpass", "gitproxy", "uploadpack", "receivepack", "packobjectshook",
 		"alternaterefscommand", "fsmonitor", "browser", "difffilter", "smtpserver", "tocmd", "cccmd",
-		"headercmd", "sendmailcmd", "httpd", "external", "helper", "hook":
+		"headercmd", "sendmailcmd", "httpd", "external", "helper", "hook", "tunnel", "defaultkeycommand":
 		return "a command"
+	case "vcs":
+		return "a remote helper (git-remote-<vcs> runs)"
 	}
-	return ""
+	if harmlessGitKey(section, rest) {
+		return ""
+	}
+	return "a setting that is not known to be harmless"
+}
+
+// harmlessGitKey reports the configuration keys that only change names, formats, colours,
+// defaults of the porcelain and housekeeping: nothing that runs, loads, trusts or writes
+// elsewhere.
+func harmlessGitKey(section, rest string) bool {
+	sub, name, threePart := strings.Cut(rest, ".")
+	if threePart {
+		sub = name
+	}
+	switch section {
+	case "user", "author", "committer", "color", "column", "advice", "log", "format", "pretty", "status", "blame",
+		"rerere", "help", "i18n", "grep", "apply", "am", "pull", "push", "fetch", "rebase", "commit", "tag", "gc",
+		"maintenance", "branch", "pack", "index", "feature", "checkout", "stash", "versionsort", "interactive",
+		"notes", "reset", "revert", "sequence", "showbranch", "transfer", "worktree", "clone":
+		return true // (their command keys, sequence.editor and the like, were judged above)
+	case "init":
+		return sub == "defaultbranch"
+	case "diff", "merge", "mergetool", "difftool":
+		switch sub {
+		case "tool", "guitool", "external", "path", "cmd", "command", "driver", "textconv":
+			return false
+		}
+		return !threePart
+	case "core":
+		switch sub {
+		case "quotepath", "autocrlf", "safecrlf", "eol", "filemode", "ignorecase", "precomposeunicode", "abbrev",
+			"whitespace", "commentchar", "commentstring", "untrackedcache", "preloadindex", "checkstat", "trustctime",
+			"longpaths", "compression", "loosecompression", "bigfilethreshold", "logallrefupdates",
+			"warnambiguousrefs", "multipackindex", "splitindex", "fsync", "fsyncmethod", "packedgitlimit",
+			"packedgitwindowsize", "deltabasecachelimit", "autocrlf.input", "symlinks", "protectntfs", "protecthfs",
+			"notesref", "sparsecheckout", "sparsecheckoutcone", "filesreflocktimeout", "packedrefstimeout":
+			return true
+		}
+	case "protocol":
+		return sub == "version"
+	case "submodule":
+		return !threePart && (sub == "recurse" || sub == "fetchjobs" || sub == "propagatebranches")
+	case "credential":
+		return false
+	case "http", "https":
+		return !threePart && (sub == "lowspeedlimit" || sub == "lowspeedtime" || sub == "postbuffer" || sub == "version")
+	}
+	return false
 }
 
 // gitConfig judges one -c KEY=VALUE of git.
@@ -542,6 +643,16 @@ func makeRunVar(name string) bool {
 
 func (w *walker) make(args []Arg) {
 	s := w.emit(args, KindCommand)
+	dir, dirKnown := w.cwd, w.cwd != ""
+	if dir == "" && w.cwdRel != "" {
+		dir, dirKnown = w.cwdRel, true
+	}
+	// Variables make takes from its environment (RM, CC, MAKE, … of the default rules).
+	for _, e := range w.env {
+		if name, val, ok := strings.Cut(e, "="); ok && !HarmlessEnv(name) {
+			w.makeVar(name, val, true)
+		}
+	}
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		v := a.Value
@@ -561,10 +672,19 @@ func (w *walker) make(args []Arg) {
 				i = j
 				w.makeText("make --eval", val, known)
 			case "file", "makefile":
-				val, known, j := longValue(args, i, hasVal, val)
-				i = j
-				w.makefile(s, val, known)
-			case "directory", "include-dir", "assume-new", "assume-old", "new-file", "old-file", "what-if", "jobserver-style", "jobserver-auth":
+				if !hasVal && i+1 < len(args) {
+					i++
+					w.makefile(s, args[i])
+				} else {
+					w.makefile(s, Arg{Value: val, Raw: val, Known: a.Known, proc: a.proc})
+				}
+			case "directory":
+				if !hasVal && i+1 < len(args) {
+					i++
+					val = args[i].Value
+				}
+				dir = joinCwd(dir, val)
+			case "include-dir", "assume-new", "assume-old", "new-file", "old-file", "what-if", "jobserver-style", "jobserver-auth":
 				if !hasVal {
 					i++
 				}
@@ -572,36 +692,94 @@ func (w *walker) make(args []Arg) {
 			continue
 		}
 		if len(v) > 1 && v[0] == '-' {
-			i = shortCluster(args, i, "CfIoWE", func(c byte, val string, known bool) {
+			for j := 1; j < len(v); j++ {
+				c := v[j]
+				if strings.IndexByte("CfIoWE", c) < 0 {
+					continue
+				}
+				va := Arg{Value: v[j+1:], Raw: v[j+1:], Known: a.Known, proc: a.proc}
+				if va.Value == "" && i+1 < len(args) {
+					i++
+					va = args[i]
+				}
 				switch c {
 				case 'E':
-					w.makeText("make -E", val, known)
+					w.makeText("make -E", va.Value, va.Known)
 				case 'f':
-					w.makefile(s, val, known)
+					w.makefile(s, va)
+				case 'C':
+					dir = joinCwd(dir, va.Value)
 				}
-			})
+				break
+			}
 			continue
 		}
 		if name, val, ok := strings.Cut(v, "="); ok && isMakeVar(strings.TrimRight(name, ":+?!")) {
-			name = strings.TrimRight(name, ":+?!")
-			switch {
-			case name == "SHELL" || name == "MAKESHELL" || commandEnv(name):
-				// The shell make runs recipes with, or a program a recipe runs ($(CC)).
-				w.hiddenScript("make "+name+"=", val, a.Known)
-			case makeRunVar(name):
-				w.problem("make %s= changes how make runs its recipes", name)
-				w.floorScript("make "+name+"=", val)
-			default:
-				// A variable a recipe may run as a command (CC=…): the floor reads it.
-				if strings.ContainsAny(val, " ;|&$`") {
-					w.floorScript("make "+name+"=", val)
-				}
-				if strings.Contains(val, "$(shell") || strings.Contains(val, "${shell") {
-					w.makeText("make "+name+"=", name+" := "+val, a.Known)
-				}
-			}
+			w.makeVar(strings.TrimRight(name, ":+?!"), val, a.Known)
 		}
 	}
+	if (!dirKnown || !w.inProjectDir(dir)) && !hasAny(args[1:], "--version", "-v", "--help", "-h") {
+		w.problem("make runs the makefile of %s, outside the project", displayDir(dir))
+	}
+}
+
+// makeVar judges a make variable set on the command line or in make's environment: a recipe
+// may run it as a program ($(RM), $(CC), $(MAKE)), so a value that can name one is a hidden
+// command, and SHELL and its friends change how every recipe runs. A number, an option and
+// an empty value are data (V=1, CFLAGS=-O2).
+func (w *walker) makeVar(name, val string, known bool) {
+	switch {
+	case makeRunVar(name) && name != "SHELL" && name != "MAKESHELL" && name != "MAKE":
+		w.problem("make %s= changes how make runs its recipes", name)
+		w.floorScript("make "+name+"=", val)
+	case name == "PATH":
+		w.problem("make PATH= changes the programs its recipes run")
+	case makeData(val) && name != "SHELL" && name != "MAKESHELL", makeDataName(name) && plainWord(val):
+	default:
+		w.hiddenScript("make "+name+"=", val, known)
+	}
+	if strings.Contains(val, "$(shell") || strings.Contains(val, "${shell") {
+		w.makeText("make "+name+"=", name+" := "+val, known)
+	}
+}
+
+// makeDataName names the make variables that hold a directory, flags or a version, not a
+// program (DESTDIR, PREFIX, BINDIR, CFLAGS, VERSION, …).
+func makeDataName(name string) bool {
+	u := strings.ToUpper(name)
+	switch u {
+	case "DESTDIR", "PREFIX", "EXEC_PREFIX", "O", "V", "Q", "W", "VERBOSE", "DEBUG", "VERSION", "ARCH", "OS", "TARGET", "GOOS",
+		"GOARCH", "BUILD", "BUILDTYPE", "CONFIG", "JOBS", "NAME", "TAG":
+		return true
+	}
+	for _, sfx := range []string{"DIR", "DIRS", "FLAGS", "_PATH", "_VERSION", "_NAME", "_TAG", "FILE"} {
+		if strings.HasSuffix(u, sfx) {
+			return true
+		}
+	}
+	return false
+}
+
+// plainWord reports a single word without anything a shell reads specially.
+func plainWord(v string) bool {
+	return v != "" && !strings.ContainsAny(v, " \t\n;|&$`()<>'\"\\*?[]{}~!#")
+}
+
+// makeData reports a make variable value that cannot name a program.
+func makeData(v string) bool {
+	t := strings.TrimSpace(v)
+	if t == "" || strings.HasPrefix(t, "-") {
+		return true
+	}
+	first, _, _ := strings.Cut(t, " ")
+	if isDigits(first) {
+		return true
+	}
+	switch strings.ToLower(first) {
+	case "yes", "no", "on", "off", "y", "n", "release", "debug":
+		return true
+	}
+	return false
 }
 
 func isMakeVar(s string) bool {
@@ -617,30 +795,33 @@ func isMakeVar(s string) bool {
 	return true
 }
 
-// makefile looks at make -f FILE: a makefile read from the standard input or written by the
-// same command line is makefile text on the command line.
-func (w *walker) makefile(s *Segment, file string, known bool) {
-	if !known {
+// makefile looks at make -f FILE: a makefile the command line provides (the standard input, a
+// here-document, a process substitution, a file it wrote) is makefile text on the command
+// line; a makefile outside the project is not the project's.
+func (w *walker) makefile(s *Segment, a Arg) {
+	file := a.Value
+	if !a.Known {
 		w.problem("make -f of a file that is not known")
 		return
 	}
-	if file == "-" || isStdinPath(file) {
-		text, kind := w.stdinText()
-		if kind == stdinKnown {
-			w.makeText("make -f -", text, true)
-			return
-		}
-		w.problem("make reads a makefile from an input that is not known")
-		return
+	if file == "-" {
+		a.Value = "/dev/stdin"
 	}
-	if text, known, ok := w.writtenFile(file); ok {
+	if text, known, found := w.fileText(a); found {
 		if !known {
-			w.problem("make -f %s, written by the same command line with content that is not known", file)
+			w.problem("make reads a makefile from an input that is not known")
 			return
 		}
 		w.makeText("make -f "+file, text, true)
+		return
 	}
-	s.Reads = append(s.Reads[:len(s.Reads):len(s.Reads)], Read{Target: file, Known: known, Op: "make -f"})
+	s.Reads = append(s.Reads[:len(s.Reads):len(s.Reads)], Read{Target: file, Known: true, Op: "make -f"})
+	if harmlessRead(path.Clean(file)) {
+		return
+	}
+	if !w.inProjectDir(joinCwd(w.cwd, path.Dir(file))) {
+		w.problem("make -f %s reads a makefile from outside the project", file)
+	}
 }
 
 // makeText is makefile text on the command line: make is not modelled, so the analysis asks,
@@ -728,6 +909,7 @@ const tarShortArg = "bBCfFgHIKLNTVX"
 
 func (w *walker) tar(args []Arg) {
 	w.emit(args, KindCommand)
+	w.tarRemoves(args)
 	run := func(opt, val string, known bool) {
 		switch opt {
 		case "I", "use-compress-program":
@@ -812,6 +994,7 @@ var rsyncLongArg = []string{"rsh", "rsync-path", "block-size", "filter", "remote
 
 func (w *walker) rsync(args []Arg) {
 	w.emit(args, KindCommand)
+	w.rsyncRemoves(args)
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		v := a.Value
@@ -851,6 +1034,7 @@ func (w *walker) rsync(args []Arg) {
 
 func (w *walker) zip(args []Arg) {
 	w.emit(args, KindCommand)
+	w.zipMoves(args)
 	for i := 1; i < len(args); i++ {
 		v := args[i].Value
 		switch {

@@ -9,12 +9,44 @@ import (
 
 // exCommands hands the floor the shell commands in vim/ex commands (:!cmd, :r !cmd, :w !cmd,
 // system("cmd"), :terminal cmd).
-func (w *walker) exCommands(label, text string) {
+func (w *walker) exCommands(label, text string) { w.exCommandsDepth(label, text, 0) }
+
+// exModifiers are the ex command modifiers that run the command after them.
+var exModifiers = []string{"silent!", "silent", "sil!", "sil", "unsilent", "uns", "noautocmd", "noa", "keepalt",
+	"keepa", "keepjumps", "keepj", "keepmarks", "kee", "keeppatterns", "keepp", "lockmarks", "loc", "vertical", "vert",
+	"topleft", "to", "botright", "bo", "aboveleft", "abo", "belowright", "bel", "tab", "confirm", "conf", "hide",
+	"hid", "sandbox", "san", "legacy", "leg", "vim9cmd", "vim9", "browse", "bro", "noswapfile", "nos", "filter"}
+
+func (w *walker) exCommandsDepth(label, text string, depth int) {
+	if depth > 4 || !w.step() {
+		return
+	}
 	for _, line := range strings.Split(text, "\n") {
 		for _, cmd := range strings.Split(line, "|") {
 			c := strings.TrimLeft(strings.TrimSpace(cmd), ":")
 			// A range before the command (%!sort, 1,5!cmd).
 			c = strings.TrimLeft(c, "0123456789,.$%'<>+- ")
+			for stripped := true; stripped; {
+				stripped = false
+				for _, m := range exModifiers {
+					if rest, ok := strings.CutPrefix(c, m); ok && (rest == "" || rest[0] == ' ' || rest[0] == '!' && !strings.HasSuffix(m, "!")) {
+						c = strings.TrimLeft(rest, " :")
+						stripped = true
+						break
+					}
+				}
+			}
+			if word, rest, _ := strings.Cut(c, " "); word == "exe" || word == "exec" || word == "execute" || word == "exe!" {
+				// :execute "expr": the strings it joins are an ex command.
+				var b strings.Builder
+				for _, t := range tokenizeCode(rest) {
+					if t.kind == 's' {
+						b.WriteString(t.s)
+					}
+				}
+				w.exCommandsDepth(label, b.String(), depth+1)
+				continue
+			}
 			switch {
 			case strings.HasPrefix(c, "!"):
 				w.floorScript(label, c[1:])
@@ -80,6 +112,8 @@ func (w *walker) vim(base string, args []Arg) {
 			}
 			w.problem("%s +… runs an editor command", base)
 			w.exCommands(base+" +", rest)
+		case v == "-s" && exMode:
+			// -s after -e/-E is Ex's silent mode, not a script of typed keys.
 		case v == "-S" || v == "-u" || v == "-U" || v == "-s" || v == "-w" || v == "-W" || v == "-i" || v == "-T" || v == "-r" || v == "-t" || v == "-q":
 			if v == "-s" && i+1 < len(args) {
 				w.problem("%s -s types keys from a file", base)
@@ -360,6 +394,9 @@ func (w *walker) tmuxCommand(cmd []Arg) {
 	if k >= len(cmd) {
 		return // the default shell
 	}
+	if name != "if-shell" && name != "if" && name != "run-shell" && name != "run" || hasFlagIn(cmd[1:k], 'b') {
+		w.spawned() // the command runs in the tmux server, beside the line
+	}
 	if name == "if-shell" || name == "if" {
 		w.hiddenScript("tmux if-shell", cmd[k].Value, cmd[k].Known)
 		if k+1 < len(cmd) {
@@ -371,8 +408,12 @@ func (w *walker) tmuxCommand(cmd []Arg) {
 	w.hiddenScript("tmux "+name, text, known)
 }
 
+// screen's options: the letters that take a value, and the long spellings it knows.
+const screenArgLetters = "cehpsStT"
+
 func (w *walker) screen(args []Arg) {
 	w.emit(args, KindCommand)
+	detached, newSession, attach := false, false, false
 	for i := 1; i < len(args); i++ {
 		v := args[i].Value
 		switch v {
@@ -387,22 +428,50 @@ func (w *walker) screen(args []Arg) {
 				}
 			}
 			return
-		case "-S", "-c", "-e", "-h", "-p", "-T", "-t", "-Logfile", "-r", "-R", "-x", "-ls", "-list":
-			if v == "-ls" || v == "-list" || v == "-r" || v == "-R" || v == "-x" {
-				continue
-			}
+		case "-ls", "-list", "-wipe", "-v", "-version", "--version", "-help", "--help":
+			return
+		case "-Logfile", "-logfile":
 			i++
-		case "-s":
-			if i+1 < len(args) {
-				i++
-				w.hiddenArgv("screen -s", args[i:i+1])
+			continue
+		case "-fn", "-fa", "-ln":
+			continue
+		}
+		if !strings.HasPrefix(v, "-") || len(v) < 2 {
+			if attach && !newSession {
+				return // the session to attach to
 			}
-		default:
-			if strings.HasPrefix(v, "-") {
-				continue
+			if detached && newSession {
+				w.spawned() // a detached session runs the command and returns at once
 			}
 			w.hiddenArgv("screen", args[i:])
 			return
+		}
+		// A cluster of letters (-dmS name): the first letter that takes a value ends it.
+		for j := 1; j < len(v); j++ {
+			c := v[j]
+			switch c {
+			case 'd', 'D':
+				detached = true
+			case 'm':
+				newSession = true
+			case 'r', 'R', 'x':
+				attach = true
+			}
+			if strings.IndexByte(screenArgLetters, c) < 0 {
+				continue
+			}
+			val := v[j+1:]
+			if val == "" && i+1 < len(args) {
+				i++
+				val = args[i].Value
+			}
+			if c == 's' {
+				w.hiddenArgv("screen -s", []Arg{{Value: val, Raw: val, Known: args[i].Known, Prefix: len(val)}})
+			}
+			if c == 'c' {
+				w.problem("screen -c reads its configuration from a file")
+			}
+			break
 		}
 	}
 }
@@ -422,6 +491,12 @@ func (w *walker) parallel(args []Arg) {
 	w.emit(args, KindCommand)
 	i := 1
 	quote := false
+	jobs := ""
+	defer func() {
+		if strings.TrimRight(strings.TrimLeft(jobs, "0"), "%") == "" && jobs != "" && w.stdinEndless() {
+			w.forkBomb("parallel -j 0 starts commands without limit from an input that never ends")
+		}
+	}()
 	for ; i < len(args); i++ {
 		a := args[i]
 		v := a.Value
@@ -436,17 +511,24 @@ func (w *walker) parallel(args []Arg) {
 		if !strings.HasPrefix(v, "-") || v == ":::" || v == "::::" {
 			break
 		}
-		name, _, hasVal := strings.Cut(v, "=")
+		name, val, hasVal := strings.Cut(v, "=")
 		switch {
 		case hasName(parallelFlags, name):
 			if name == "-q" || name == "--quote" {
 				quote = true
 			}
 		case hasName(parallelWithArg, name):
-			if !hasVal {
+			if !hasVal && i+1 < len(args) {
+				val = args[i+1].Value
 				i++
 			}
+			if name == "-j" || name == "--jobs" || name == "-P" || name == "--max-procs" {
+				jobs = val
+			}
 		case len(v) > 2 && hasName(parallelWithArg, v[:2]):
+			if v[:2] == "-j" || v[:2] == "-P" {
+				jobs = v[2:]
+			}
 		default:
 			w.cannotUnwrapArgs("parallel", args, "unknown option "+v)
 			return
@@ -539,72 +621,254 @@ func parallelCommand(tmpl, in string) string {
 
 // --- expect, crontab, sg ---
 
-// tclCommands hands the floor the programs a Tcl script (expect) starts: spawn, exec and
-// system.
+// tclCommands hands the floor the programs a Tcl script (expect, tclsh) starts: spawn, exec,
+// open "|…", system, and what send types into a spawned program.
 func (w *walker) tclCommands(label, text string) {
-	for _, line := range strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == ';' }) {
-		words := tclWords(line)
-		if len(words) < 2 {
-			continue
-		}
-		switch words[0] {
-		case "spawn", "exec":
-			rest := words[1:]
-			for len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
-				rest = rest[1:]
-			}
-			args := make([]Arg, len(rest))
-			for i, s := range rest {
-				args[i] = lit(s)
-			}
-			c := w.floorOnly(label)
-			if d := c.deeper(label + " " + words[0]); d != nil && len(args) > 0 {
-				d.hide(label)
-				d.dispatch(args)
-			}
-		case "system":
-			w.floorScript(label+" system", strings.Join(words[1:], " "))
-		}
+	w.tclScript(label, text, map[string]string{}, 0)
+}
+
+func (w *walker) tclScript(label, text string, vars map[string]string, depth int) {
+	if depth > 4 || !w.step() {
+		return
+	}
+	spawned := false
+	for _, cmd := range tclSplit(text) {
+		words := tclWords(cmd, vars, func(sub string) { w.tclScript(label, sub, vars, depth+1) })
+		spawned = w.tclCommand(label, words, vars, spawned, depth) || spawned
 	}
 }
 
-// tclWords splits a Tcl command into words: braces and double quotes group.
-func tclWords(s string) []string {
+// tclCommand judges one Tcl command; it reports whether it spawned a program.
+func (w *walker) tclCommand(label string, words []string, vars map[string]string, spawned bool, depth int) bool {
+	if len(words) < 2 {
+		return false
+	}
+	argvOf := func(rest []string) []Arg {
+		for len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
+			if rest[0] == "--" {
+				rest = rest[1:]
+				break
+			}
+			rest = rest[1:]
+		}
+		args := make([]Arg, 0, len(rest))
+		for _, s := range rest {
+			if s == "|" || strings.HasPrefix(s, ">") || strings.HasPrefix(s, "<") || strings.HasPrefix(s, "2>") {
+				break // exec's pipes and redirections
+			}
+			args = append(args, lit(s))
+		}
+		return args
+	}
+	run := func(kind string, args []Arg) {
+		c := w.floorOnly(label)
+		if d := c.deeper(label + " " + kind); d != nil && len(args) > 0 {
+			d.hide(label)
+			d.dispatch(args)
+		}
+	}
+	switch words[0] {
+	case "spawn", "exp_spawn":
+		run(words[0], argvOf(words[1:]))
+		return true
+	case "exec":
+		run("exec", argvOf(words[1:]))
+	case "open":
+		if p := strings.TrimSpace(words[1]); strings.HasPrefix(p, "|") {
+			run("open |", argvOf(tclWords(strings.TrimPrefix(p, "|"), vars, nil)))
+		}
+	case "system", "exp_system":
+		w.floorScript(label+" system", strings.Join(words[1:], " "))
+	case "send", "exp_send", "send_spawn":
+		rest := words[1:]
+		for len(rest) > 1 && strings.HasPrefix(rest[0], "-") {
+			if rest[0] == "-i" {
+				rest = rest[1:]
+			}
+			rest = rest[1:]
+		}
+		if spawned && len(rest) > 0 {
+			w.floorScript(label+" send", strings.ReplaceAll(strings.Join(rest, " "), `\r`, "\n"))
+		}
+	case "set":
+		if len(words) == 3 {
+			vars[words[1]] = words[2]
+		}
+	case "eval", "uplevel", "catch", "if", "while", "for", "foreach", "proc", "after":
+		// Bodies and scripts handed to other commands.
+		for _, body := range words[1:] {
+			if strings.ContainsAny(body, " \t\n") {
+				w.tclScript(label, body, vars, depth+1)
+			}
+		}
+		if words[0] == "eval" || words[0] == "uplevel" {
+			return w.tclCommand(label, words[1:], vars, spawned, depth+1)
+		}
+	}
+	return false
+}
+
+// tclSplit splits a Tcl script into commands: newlines and semicolons outside braces, quotes
+// and brackets.
+func tclSplit(s string) []string {
 	var out []string
-	var cur []byte
-	depth := 0
-	inQ, in := false, false
+	depth, bracket := 0, 0
+	inQ := false
+	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case depth > 0:
-			if c == '{' {
-				depth++
-			} else if c == '}' {
-				depth--
-				if depth == 0 {
-					continue
-				}
-			}
-			cur = append(cur, c)
+		case c == '\\':
+			i++
 		case inQ:
 			if c == '"' {
 				inQ = false
-				continue
+			} else if c == '[' {
+				bracket++
+			} else if c == ']' && bracket > 0 {
+				bracket--
 			}
-			cur = append(cur, c)
 		case c == '{':
-			depth, in = 1, true
+			depth++
+		case c == '}':
+			if depth > 0 {
+				depth--
+			}
+		case depth > 0:
+		case c == '[':
+			bracket++
+		case c == ']':
+			if bracket > 0 {
+				bracket--
+			}
 		case c == '"':
-			inQ, in = true, true
-		case c == ' ' || c == '\t':
+			inQ = true
+		case (c == '\n' || c == ';') && bracket == 0:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}
+
+// tclWords splits a Tcl command into words: braces quote literally, double quotes group with
+// backslash, variable and command substitution ($x from vars, [cmd] handed to sub).
+func tclWords(s string, vars map[string]string, sub func(string)) []string {
+	var out []string
+	var cur []byte
+	in := false
+	i := 0
+	subst := func(j int) int {
+		// s[j] is '$' or '['; it returns the index after the substitution.
+		if s[j] == '[' {
+			depth := 1
+			k := j + 1
+			for ; k < len(s) && depth > 0; k++ {
+				switch s[k] {
+				case '[':
+					depth++
+				case ']':
+					depth--
+				}
+			}
+			if sub != nil {
+				sub(s[j+1 : k-1])
+			}
+			return k
+		}
+		k := j + 1
+		brace := k < len(s) && s[k] == '{'
+		if brace {
+			k++
+		}
+		e := k
+		for e < len(s) && (s[e] == '_' || s[e] >= 'a' && s[e] <= 'z' || s[e] >= 'A' && s[e] <= 'Z' || s[e] >= '0' && s[e] <= '9' || s[e] == ':') {
+			e++
+		}
+		name := s[k:e]
+		if brace && e < len(s) && s[e] == '}' {
+			e++
+		}
+		if v, ok := vars[name]; ok {
+			cur = append(cur, v...)
+		} else {
+			cur = append(cur, s[j:e]...)
+		}
+		return e
+	}
+	escape := func(j int) int {
+		// s[j] is a backslash.
+		if j+1 >= len(s) {
+			return j + 1
+		}
+		switch c := s[j+1]; c {
+		case 'n':
+			cur = append(cur, '\n')
+		case 'r':
+			cur = append(cur, '\\', 'r') // kept for send, which turns it into Enter
+		case 't':
+			cur = append(cur, '\t')
+		case '\n':
+			cur = append(cur, ' ')
+		default:
+			cur = append(cur, c)
+		}
+		return j + 2
+	}
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
 			if in {
 				out = append(out, string(cur))
 				cur, in = cur[:0], false
 			}
+			i++
+		case c == '{' && !in:
+			depth := 1
+			j := i + 1
+			for ; j < len(s) && depth > 0; j++ {
+				switch s[j] {
+				case '{':
+					depth++
+				case '}':
+					depth--
+				case '\\':
+					j++
+				}
+			}
+			end := j - 1
+			if end < i+1 {
+				end = i + 1
+			}
+			cur = append(cur, s[i+1:min(end, len(s))]...)
+			in = true
+			i = j
+		case c == '"' && !in:
+			in = true
+			j := i + 1
+			for j < len(s) && s[j] != '"' {
+				switch s[j] {
+				case '\\':
+					j = escape(j)
+				case '$', '[':
+					j = subst(j)
+				default:
+					cur = append(cur, s[j])
+					j++
+				}
+			}
+			i = j + 1
+		case c == '\\':
+			i = escape(i)
+			in = true
+		case c == '$' || c == '[':
+			i = subst(i)
+			in = true
 		default:
 			cur = append(cur, c)
 			in = true
+			i++
 		}
 	}
 	if in {
@@ -613,6 +877,8 @@ func tclWords(s string) []string {
 	return out
 }
 
+// expect records expect and reads its Tcl program: -c, -f FILE, a script file the line
+// provides, or the standard input when it is given no script.
 func (w *walker) expect(args []Arg) {
 	w.emit(args, KindCommand)
 	script := false
@@ -625,28 +891,69 @@ func (w *walker) expect(args []Arg) {
 				w.problem("expect -c runs a Tcl program")
 				w.tclCommands("expect -c", args[i].Value)
 			}
-		case v == "-f" || v == "-D":
-			i++
 			script = true
-		case v == "-" || v == "-i":
-			text, kind := w.stdinText()
-			if kind == stdinKnown {
-				w.tclCommands("expect", text)
+		case v == "-f" || v == "-D" || v == "-b":
+			if i+1 < len(args) {
+				i++
+				if v != "-D" {
+					w.tclFile("expect", args[i])
+					return
+				}
 			}
-			w.problem("expect runs a Tcl program from its input")
+		case v == "-" || v == "-i":
+			w.tclFile("expect", Arg{Value: "/dev/stdin", Raw: "/dev/stdin", Known: true})
+			return
+		case v == "--":
+			if i+1 < len(args) {
+				w.tclFile("expect", args[i+1])
+			}
 			return
 		case strings.HasPrefix(v, "-"):
 		default:
-			if text, known, ok := w.writtenFile(v); ok {
-				w.problem("expect runs %s, written by the same command line", v)
-				if known {
-					w.tclCommands("expect "+v, text)
-				}
-			}
+			w.tclFile("expect", args[i])
 			return
 		}
 	}
-	_ = script
+	if !script {
+		w.tclFile("expect", Arg{Value: "/dev/stdin", Raw: "/dev/stdin", Known: true})
+	}
+}
+
+// tclFile reads a Tcl script file when the command line provides it (the standard input, a
+// here-document, a process substitution, a file it wrote).
+func (w *walker) tclFile(label string, a Arg) {
+	if a.Value == "-" {
+		a.Value = "/dev/stdin"
+	}
+	text, known, found := w.fileText(a)
+	if !found {
+		return
+	}
+	w.problem("%s runs a Tcl program given on the command line", label)
+	if known {
+		w.tclCommands(label, text)
+	}
+}
+
+// tclsh runs a Tcl script file, or its standard input.
+func (w *walker) tclsh(args []Arg) {
+	w.emit(args, KindCommand)
+	for i := 1; i < len(args); i++ {
+		v := args[i].Value
+		if v == "-encoding" {
+			i++
+			continue
+		}
+		if strings.HasPrefix(v, "-") && v != "-" {
+			continue
+		}
+		if v == "-" {
+			v = "/dev/stdin"
+		}
+		w.tclFile(Base(args[0].Value), Arg{Value: v, Raw: v, Known: args[i].Known, proc: args[i].proc})
+		return
+	}
+	w.tclFile(Base(args[0].Value), Arg{Value: "/dev/stdin", Raw: "/dev/stdin", Known: true})
 }
 
 // crontab installs commands that run later: the analysis asks, and the floor reads them.
@@ -1403,4 +1710,14 @@ func (w *walker) emacs(args []Arg) {
 		case "-l", "--load", "-f", "--funcall", "--script", "-batch", "--batch", "-Q", "-q":
 		}
 	}
+}
+
+// hasFlagIn reports a short option letter in the clusters of args.
+func hasFlagIn(args []Arg, c byte) bool {
+	for _, a := range args {
+		if v := a.Value; len(v) > 1 && v[0] == '-' && v[1] != '-' && strings.IndexByte(v[1:], c) >= 0 {
+			return true
+		}
+	}
+	return false
 }

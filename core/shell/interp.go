@@ -634,6 +634,9 @@ func (w *walker) interpCodeVars(lang, code string, depth int, vars map[string]st
 		vars = map[string]string{}
 	}
 	toks = resolveGetattr(toks, vars)
+	if lang == "awk" {
+		toks = awkTokens(toks)
+	}
 	for i := 0; i+2 < len(toks); i++ {
 		if toks[i].kind == 'i' && toks[i+1].kind == 'p' && toks[i+1].s == "=" && !(toks[i+2].kind == 'p' && toks[i+2].s == "=") {
 			j := i + 2

@@ -60,6 +60,7 @@ package shell
 
 import (
 	"fmt"
+	"path"
 	"strings"
 	"sync"
 
@@ -92,6 +93,10 @@ type Options struct {
 	Cwd string
 	// Home is the home directory of the user the command runs as; "" when unknown.
 	Home string
+	// Project is the project directory the request works in ("" when it has none: a cwd that
+	// is /, a home or a system directory). The repositories, makefiles and package scripts a
+	// command runs from outside it are not the project's, and the analysis says so.
+	Project string
 }
 
 // Analysis is the result of analysing one command line.
@@ -112,9 +117,11 @@ type Analysis struct {
 	Segments []*Segment
 	// ForkBombs describe self-replicating shell functions found.
 	ForkBombs []string
-	// EnvExported is set when the command line exports a variable (other than locale and
-	// terminal settings) to the programs it runs: export, declare -x, set -a. Tools read their
-	// configuration from the environment, so no command of it is a safe bin.
+	// EnvExported is set when the command line exports to the programs it runs (export,
+	// declare -x, set -a) a variable through which tools read options, configuration or the
+	// programs they run (GREP_OPTIONS, TAR_OPTIONS, LS_COLORS, PAGER, PATH, LD_*, …): no
+	// command of it is then a safe bin. A name no tool reads that way (FOO, NODE_ENV) does not
+	// set it.
 	EnvExported bool
 	// EnvExportedNames are the names exported, in the order found; "*" stands for names that
 	// cannot be listed (set -a exports every later assignment, export -f a function).
@@ -225,8 +232,10 @@ type Segment struct {
 	// string, … The allowlist entry (and argv pattern) of the outer command never covers it:
 	// when Judged, it must be satisfied on its own, and the floor always sees it.
 	Hidden bool
-	// Windows marks a cmd.exe or PowerShell statement: Args hold its raw tokens.
+	// Windows marks a cmd.exe or PowerShell statement: Args hold its raw tokens. WinCwd is the
+	// request's working directory when it is a Windows path (C:\Users\x\proj).
 	Windows bool
+	WinCwd  string
 	// Lang and Code are an interpreter's inline program (python -c, perl -e, awk '…').
 	Lang, Code string
 	// LocalBins is a directory, relative to Cwd, the resolver looks in first (npx and
@@ -255,8 +264,9 @@ type Arg struct {
 	Static bool
 	// Known is true when every expansion was evaluated (Value is exact).
 	Known bool
-	// Prefix is the length of Value before the first expansion that could not be evaluated.
-	Prefix int
+	// Prefix is the length of Value before the first expansion that could not be evaluated,
+	// and Suffix the length after the last one (0 when Known).
+	Prefix, Suffix int
 
 	proc *syntax.ProcSubst // the word is exactly one process substitution
 }
@@ -403,6 +413,9 @@ func analyze(cmd string, opts Options, fast bool) (result *Analysis) {
 		an.problem("line continuation (backslash-newline)")
 	}
 	w := newWalker(&st.w, &st.sh, an, opts)
+	if opts.Project != "" && path.IsAbs(opts.Project) {
+		st.sh.project = path.Clean(opts.Project)
+	}
 	st.sh.noFast = !fast
 	defer func() {
 		// A bug must not take the service down, nor let anything through: the command asks.
@@ -416,6 +429,9 @@ func analyze(cmd string, opts Options, fast bool) (result *Analysis) {
 		an.Parsed = true
 		w.walkFast(cmds)
 		an.Normalized = out
+		if looksWindows(cmd) {
+			w.floorOnly("raw").windowsScript(cmd, "raw")
+		}
 		an.finish()
 		return an
 	}
@@ -435,6 +451,11 @@ func analyze(cmd string, opts Options, fast bool) (result *Analysis) {
 		an.Parsed = true
 		w.walkStmts(f.Stmts)
 		an.Normalized = printFile(f, w.sh.background || an.Incomplete)
+		if looksWindows(cmd) {
+			// A Windows agent's shell tool: the floor also reads the line as cmd.exe and
+			// PowerShell would, here-document bodies left out.
+			w.floorOnly("raw").windowsScript(withoutHeredocs(f, cmd), "raw")
+		}
 	}
 	an.finish()
 	return an
@@ -492,4 +513,32 @@ func (an *Analysis) problem(format string, args ...any) {
 		}
 	}
 	an.Problems = append(an.Problems, p)
+}
+
+// withoutHeredocs is src with the bodies of its here-documents blanked.
+func withoutHeredocs(f *syntax.File, src string) string {
+	var b []byte
+	syntax.Walk(f, func(n syntax.Node) bool {
+		r, ok := n.(*syntax.Redirect)
+		if !ok || r.Hdoc == nil || !r.Hdoc.Pos().IsValid() {
+			return true
+		}
+		start, end := int(r.Hdoc.Pos().Offset()), int(r.Hdoc.End().Offset())
+		if start < 0 || end > len(src) || start >= end {
+			return true
+		}
+		if b == nil {
+			b = []byte(src)
+		}
+		for i := start; i < end; i++ {
+			if b[i] != '\n' {
+				b[i] = ' '
+			}
+		}
+		return true
+	})
+	if b == nil {
+		return src
+	}
+	return string(b)
 }

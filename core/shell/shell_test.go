@@ -37,13 +37,15 @@ func TestConstructs(t *testing.T) {
 		{"block", "{ a; b; }", []string{"a", "b"}, true},
 		{"background", "a & b", []string{"a", "b"}, true},
 		{"negation", "! a", []string{"a"}, true},
-		{"command substitution", "echo $(a) `b`", []string{"a", "b", "echo  "}, false},
+		{"command substitution", "echo $(a) `b`", []string{"a", "b", "echo  "}, true},
+		{"command substitution argument", "cat $(a) `b`", []string{"a", "b", "cat  "}, false},
 		{"nested substitution", "echo $(a $(b))", []string{"b", "a ", "echo "}, false},
 		{"process substitution", "diff <(a) >(b)", []string{"a", "b", "diff /dev/fd/63 /dev/fd/63"}, true},
-		{"substitution in quotes", `echo "x $(a) y"`, []string{"a", "echo x  y"}, false},
+		{"substitution in quotes", `echo "x $(a) y"`, []string{"a", "echo x  y"}, true},
+		{"substitution in quotes argument", `cat "x $(a) y"`, []string{"a", "cat x  y"}, false},
 		{"substitution in assignment", "X=$(a) b", []string{"a", "b"}, false},
 		{"substitution in redirect", "a > $(b)", []string{"b", "a"}, false},
-		{"substitution in parameter default", "echo ${X:-$(a)}", []string{"a", "echo "}, false},
+		{"substitution in parameter default", "cat ${X:-$(a)}", []string{"a", "cat "}, false},
 		{"env prefix", "FOO=1 BAR=2 a x", []string{"a x"}, true},
 		{"redirections", "a < in > out 2>&1", []string{"a"}, true},
 		{"bare redirection", "> out", []string{"<redirect>"}, true},
@@ -59,7 +61,8 @@ func TestConstructs(t *testing.T) {
 		{"arithmetic", "(( $(a) + 1 ))", []string{"a", "(("}, false},
 		{"function", "f() { a; }; f", []string{"f", "a"}, true},
 		{"time coproc", "time a; coproc b", []string{"a", "b"}, false},
-		{"declare", "export A=1 B=$(a)", []string{"a", "export A=1 B="}, false},
+		{"declare", "export A=1 B=$(a)", []string{"a", "export A=1 B="}, true},
+		{"declare then use", "export A=1 B=$(a); cat $B", []string{"a", "export A=1 B=", "cat "}, false},
 		{"bash -c", `bash -c "a && b"`, []string{"a|bash -c", "b|bash -c"}, true},
 		{"bash -lc", "bash -lc 'a | b'", []string{"a|bash -c", "b|bash -c"}, true},
 		{"sh -c positional", "sh -c 'a \"$1\"' x y", []string{"a y|sh -c"}, true},
@@ -120,7 +123,7 @@ func TestConstructs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			an := Analyze(tc.cmd, Options{Cwd: "/repo", Home: "/home/u"})
+			an := Analyze(tc.cmd, testOpts)
 			if an.OK != tc.ok {
 				t.Fatalf("OK = %v, want %v (problems %q)", an.OK, tc.ok, an.Problems)
 			}
@@ -254,11 +257,11 @@ func TestWindowsStatements(t *testing.T) {
 	got := windowsStatements(`Remove-Item -Path "C:\Program Files" -Recurse; cmd /c "rd /s /q C:\x" & echo ^& done`)
 	want := [][]string{{"Remove-Item", "-Path", `C:\Program Files`, "-Recurse"}, {"cmd", "/c", `rd /s /q C:\x`}, {"echo", "&", "done"}}
 	if len(got) != len(want) {
-		t.Fatalf("got %q", got)
+		t.Fatalf("got %v", got)
 	}
 	for i := range want {
-		if strings.Join(got[i], "|") != strings.Join(want[i], "|") {
-			t.Errorf("statement %d: %q, want %q", i, got[i], want[i])
+		if strings.Join(got[i].toks, "|") != strings.Join(want[i], "|") {
+			t.Errorf("statement %d: %q, want %q", i, got[i].toks, want[i])
 		}
 	}
 	if s, ok := decodePowerShell("ZQBjAGgAbwAgAGgAaQA="); !ok || s != "echo hi" {

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-var testOpts = Options{Cwd: "/repo", Home: "/home/u"}
+var testOpts = Options{Cwd: "/repo", Home: "/home/u", Project: "/repo"}
 
 // Everyday commands and the rest of the grammar subset are analysable (OK).
 func TestInsideSubset(t *testing.T) {
@@ -97,6 +97,15 @@ func TestInsideSubset(t *testing.T) {
 		"LC_ALL=C sort x",
 		"make -j4 test",
 		"make CFLAGS=-O2",
+		// Unknown values only echo prints, and assigned ones never used.
+		`echo "$(date)"`,
+		`echo "Build: $(date +%F)"`,
+		"x=$(cat VERSION); echo $x",
+		"arr=(a b c); echo \"${arr[1]}\" \"${arr[@]}\" ${#arr[@]} ${!arr[@]}",
+		"a[3]=x; a+=(y); echo ${a[3]} ${a[4]}",
+		"declare -a xs=(1 2); echo ${xs[1]}",
+		"git --git-dir=.git log -1",
+		"export FOO=bar; ls",
 		"tar -czf out.tgz src",
 		"tar xzf x.tgz",
 		"rsync -av src/ dst/",
@@ -121,8 +130,16 @@ func TestOutsideSubset(t *testing.T) {
 		// Values that are not known.
 		{"echo $UNSET", "not known"},
 		{`echo "$USER"`, "not known"},
+		{"echo $GH_PAT", "not known"},
+		{"x=$GH_PAT; echo $x", "not known"},
+		{"cat $UNSET", "not known"},
 		{"ls $(cat files)", "not known"},
-		{"echo $(date)", "not known"},
+		{"cat $(date)", "not known"},
+		{"printf $(date)", "not known"},
+		{"echo $UNSET | sh", "unknown"},
+		{"echo $((UNSET + 1))", "not known"},
+		{"x=$(date); cat $x", "not known"},
+		{"x=${U:-/}; rm -rf $x", "not known"},
 		{"cat ${FILE:-x}", "not known"},
 		{"X+=y; echo $X", "not known"},
 		{"echo ~bob", "another user"},
@@ -140,8 +157,9 @@ func TestOutsideSubset(t *testing.T) {
 		{"echo ${!HO*}", "lists variable names"},
 		{"x=a; echo ${x@P}", "transformation"},
 		{"x=a; echo ${x@Q}", "transformation"},
-		{"a=(1 2); echo ${a[0]}", "array"},
-		{"echo ${a[$(id)]}", "subscript"},
+		{"a=($(cat f)); ls ${a[0]}", "not known"},
+		{"echo ${a[$(id)]}", "not known"},
+		{"m=(x); echo ${m[$(id)]}", "not known"},
 		{`echo $"hello"`, "locale"},
 		{"echo @(a|b)", "extended glob"},
 		{"x=ab; echo ${x/?/z}", "pattern replacement"},
@@ -169,7 +187,8 @@ func TestOutsideSubset(t *testing.T) {
 		// Names that are subscripts.
 		{"declare -i n=5", "-i"},
 		{"declare -n r=x", "name reference"},
-		{"declare -a arr", "array"},
+		{"declare -A m", "associative"},
+		{"declare -A m=([k]=v); echo ${m[k]}", "associative"},
 		{"typeset -A m", "array"},
 		{"declare -l x=A", "case"},
 		{"read 'a[$(id)]' <<< x", "array element"},
@@ -181,7 +200,8 @@ func TestOutsideSubset(t *testing.T) {
 		{"declare 'a[$(id)]=1'", "array element"},
 		{"export -f f", "exports a function"},
 		{"mapfile -t a < f", "array"},
-		{"a[0]=x", "array"},
+		{"a[$i]=x; ls", "not known"},
+		{"read -ra a <<< x; ls", "array"},
 		{"getopts ab x", "getopts"},
 		// Builtins that change what runs, or run code.
 		{"source ~/.bashrc", "outside"},

@@ -18,8 +18,15 @@ type varVal struct {
 	glob bool
 	// unset is set on a variable the command line unset.
 	unset bool
-	// arr holds the elements of an indexed array with known elements (for the floor).
-	arr []string
+	// arr holds the elements of an array with known elements, keys their subscripts (nil:
+	// 0, 1, …); assoc is set on an associative array.
+	arr, keys []string
+	assoc     bool
+	// ref is the variable a name reference (declare -n) stands for.
+	ref string
+	// tainted is set on a value assigned from something not known (x=$(cmd), x=${UNSET:-/}):
+	// val is the best guess, for the floor, and every use reports it.
+	tainted bool
 }
 
 // stdin kinds.
@@ -38,6 +45,8 @@ type stdinState struct {
 	fsrc  []fastCmd // the same for a line read by the fast path
 	first *stdinState
 	tried bool // the source was evaluated and its output is unknown
+	// endless is set on an input redirected from a device that never ends (< /dev/zero).
+	endless bool
 }
 
 func stdinNone() stdinState { return stdinState{} }
@@ -59,6 +68,13 @@ type shared struct {
 	opaque      bool                   // a file was sourced: what it set is not known
 	expanded    int                    // bytes produced by expansions so far
 	written     map[string]writtenText // files the command line writes, by absolute path
+	bg          int                    // work started in the background so far
+	coprocs     map[string]string      // the descriptors of coprocesses that run what they read
+	exported    map[string]bool        // the variables the line exports
+	project     string                 // the request's project directory ("" when there is none)
+	winCwd      string                 // the request's working directory when it is a Windows path
+	waited      int                    // bg when the line last waited for its jobs
+	unknowns    int                    // unknown values met while lenient
 	integer     map[string]bool        // variables with the integer attribute
 	noFast      bool                   // the fast path is off (tests compare it with the parser)
 }
@@ -86,11 +102,16 @@ type walker struct {
 	network   []string
 	pipe      int
 	pipePos   int
-	calls     []string // functions being replayed
-	localBins string   // where npx and friends look first
-	moreArgs  bool     // the command gets more arguments than written (xargs)
-	unrolled  bool     // inside an unrolled for loop (loops nested in it are not unrolled)
-	hidden    bool     // the commands found are hidden in another command's arguments
+	calls     []callFrame       // functions being replayed
+	dirs      dirStack          // the previous directory and pushd's stack
+	hashed    map[string]string // command names hash -p made run another file
+	fds       []fdInput         // here-documents on descriptors other than 0 (3<<< …)
+	async     int               // background jobs and pipelines the walk is inside
+	lenient   bool              // expanding echo\'s arguments or an assignment (see unknownValue)
+	localBins string            // where npx and friends look first
+	moreArgs  bool              // the command gets more arguments than written (xargs)
+	unrolled  bool              // inside an unrolled for loop (loops nested in it are not unrolled)
+	hidden    bool              // the commands found are hidden in another command's arguments
 }
 
 func newWalker(w *walker, sh *shared, an *Analysis, opts Options) *walker {
@@ -104,8 +125,16 @@ func newWalker(w *walker, sh *shared, an *Analysis, opts Options) *walker {
 	*w = walker{an: an, sh: sh, cwd: cwd, home: opts.Home, judged: true, varsOwned: true}
 	if cwd == "" {
 		w.cwdRel = "."
+		if isWindowsPath(opts.Cwd) {
+			sh.winCwd = opts.Cwd
+		}
 	}
 	return w
+}
+
+// isWindowsPath reports an absolute Windows path (C:\x, C:/x).
+func isWindowsPath(p string) bool {
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') && (p[0] >= 'a' && p[0] <= 'z' || p[0] >= 'A' && p[0] <= 'Z')
 }
 
 // argSlice returns an empty slice with room for n arguments, carved from the analysis's
@@ -147,7 +176,7 @@ func (w *walker) emit(args []Arg, kind Kind) *Segment {
 	*s = Segment{
 		Args: args, Kind: kind, Wrappers: w.wrappers, Env: w.env, Writes: w.writes, Reads: w.reads, Network: w.network,
 		Cwd: w.cwd, Home: w.home, CwdRel: w.cwdRel, Judged: w.judged, Origin: w.origin, Pipe: w.pipe, PipePos: w.pipePos,
-		LocalBins: w.localBins, MoreArgs: w.moreArgs, Hidden: w.hidden,
+		LocalBins: w.localBins, MoreArgs: w.moreArgs, Hidden: w.hidden, WinCwd: w.sh.winCwd,
 	}
 	for i := range args {
 		if v := args[i].Value; len(v) >= 8 && strings.Contains(v, "/dev/") {
@@ -264,6 +293,20 @@ func (w *walker) floorOnly(origin string) *walker {
 	return c
 }
 
+// unsetVar forgets a variable the walk set itself (not an unset of the shell).
+func (w *walker) unsetVar(name string) {
+	if _, ok := w.vars[name]; !ok {
+		return
+	}
+	m := make(map[string]varVal, len(w.vars))
+	for k, x := range w.vars {
+		if k != name {
+			m[k] = x
+		}
+	}
+	w.vars, w.varsOwned = m, true
+}
+
 func (w *walker) setVar(name string, v varVal) {
 	if !w.varsOwned {
 		m := make(map[string]varVal, len(w.vars)+1)
@@ -290,12 +333,17 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 	}
 	if s.Background || s.Coprocess || s.Disown {
 		w.sh.background = true
+		w.spawned()
+		w.async++
+		defer func() { w.async-- }()
 	}
 	if s.Coprocess || s.Disown {
 		w.problem("a ksh coprocess or zsh disown")
 	}
-	savedWrites, savedReads, savedNet, savedStdin := w.writes, w.reads, w.network, w.stdin
-	defer func() { w.writes, w.reads, w.network, w.stdin = savedWrites, savedReads, savedNet, savedStdin }()
+	savedWrites, savedReads, savedNet, savedStdin, savedFds := w.writes, w.reads, w.network, w.stdin, w.fds
+	defer func() {
+		w.writes, w.reads, w.network, w.stdin, w.fds = savedWrites, savedReads, savedNet, savedStdin, savedFds
+	}()
 	ownWrites := false
 	for _, r := range s.Redirs {
 		if w.redirect(r) {
@@ -304,6 +352,9 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 	}
 	if ownWrites && s.Cmd != nil {
 		w.recordWritten(s)
+	}
+	if len(w.sh.coprocs) > 0 {
+		w.intoCoproc(s)
 	}
 	switch cmd := s.Cmd.(type) {
 	case nil:
@@ -335,11 +386,13 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 			kw = "until"
 		}
 		w.problem("%s loops are not analysed (they may never end)", kw)
-		if endless(cmd.Cond, cmd.Until) && backgrounds(cmd.Do) {
-			w.an.ForkBombs = append(w.an.ForkBombs, "an endless "+kw+" loop starts commands in the background")
-		}
+		forever := endless(cmd.Cond, cmd.Until) || !cmd.Until && readsInput(cmd.Cond) && w.stdinEndless()
+		bg := w.sh.bg
 		w.walkStmts(cmd.Cond)
 		w.walkStmts(cmd.Do)
+		if forever && w.sh.bg > bg && !leavesLoop(cmd.Do) {
+			w.forkBomb("an endless " + kw + " loop starts commands in the background")
+		}
 	case *syntax.ForClause:
 		w.walkFor(cmd)
 	case *syntax.CaseClause:
@@ -378,66 +431,17 @@ func (w *walker) walkStmt(s *syntax.Stmt) {
 		w.walkStmt(cmd.Stmt)
 	case *syntax.CoprocClause:
 		w.problem("coproc")
+		w.spawned()
+		w.async++
 		w.walkStmt(cmd.Stmt)
+		w.async--
+		w.coproc(cmd)
 	case *syntax.TestDecl:
 		w.problem("a bats test declaration")
 		w.walkStmt(cmd.Body)
 	default:
 		w.problem("unsupported shell construct")
 	}
-}
-
-// endless reports a loop condition that never ends the loop on its own: while :, while true,
-// while [ 1 ], while (( 1 )), until false.
-func endless(cond []*syntax.Stmt, until bool) bool {
-	if len(cond) != 1 {
-		return false
-	}
-	s := cond[0]
-	want := !until
-	if s.Negated {
-		want = !want
-	}
-	switch c := s.Cmd.(type) {
-	case *syntax.CallExpr:
-		if len(c.Assigns) > 0 || len(c.Args) == 0 {
-			return false
-		}
-		var argv []string
-		for _, a := range c.Args {
-			v, ok := staticWord(a)
-			if !ok {
-				return false
-			}
-			argv = append(argv, v)
-		}
-		switch Base(argv[0]) {
-		case ":", "true":
-			return want && len(argv) == 1 || want && argv[0] == ":"
-		case "false":
-			return !want && len(argv) == 1
-		case "[", "test":
-			ops := argv[1:]
-			if argv[0] == "[" {
-				if len(ops) == 0 || ops[len(ops)-1] != "]" {
-					return false
-				}
-				ops = ops[:len(ops)-1]
-			}
-			return len(ops) == 1 && ops[0] != "" == want
-		}
-	case *syntax.ArithmCmd:
-		if v, ok := constArith(c.X); ok {
-			return (v != 0) == want
-		}
-	case *syntax.TestClause:
-		if word, ok := c.X.(*syntax.Word); ok {
-			if v, ok := fastLiteral(word); ok {
-				return (v.Value != "") == want
-			}
-		}
-	}
-	return false
 }
 
 // staticWord is the text of a word made only of literal parts (glob characters kept).
@@ -491,35 +495,6 @@ func constArith(x syntax.ArithmExpr) (int64, bool) {
 		}
 	}
 	return 0, false
-}
-
-// backgrounds reports statements that start work in the background (cmd &, coproc) anywhere
-// in stmts, outside function declarations, in a loop body that never leaves the loop (break,
-// exit, return).
-func backgrounds(stmts []*syntax.Stmt) bool {
-	found, leaves := false, false
-	for _, st := range stmts {
-		syntax.Walk(st, func(n syntax.Node) bool {
-			switch n := n.(type) {
-			case *syntax.FuncDecl:
-				return false
-			case *syntax.Stmt:
-				if n.Background || n.Coprocess {
-					found = true
-				}
-			case *syntax.CoprocClause:
-				found = true
-			case *syntax.CallExpr:
-				if len(n.Args) > 0 {
-					if v, ok := fastLiteral(n.Args[0]); ok && (v.Value == "break" || v.Value == "exit" || v.Value == "return") {
-						leaves = true
-					}
-				}
-			}
-			return true
-		})
-	}
-	return found && !leaves
 }
 
 func lit(s string) Arg { return Arg{Value: s, Raw: s, Static: true, Known: true, Prefix: len(s)} }
@@ -598,7 +573,7 @@ func (w *walker) redirect(r *syntax.Redirect) bool {
 			return false
 		}
 		if harmlessRead(path.Clean(t)) && t != "/dev/stdin" && t != "/dev/fd/0" {
-			w.stdin = stdinState{kind: stdinKnown} // an empty input
+			w.stdin = stdinState{kind: stdinKnown, endless: endlessDevice(path.Clean(t))} // an empty input
 			return false
 		}
 		if t == "/dev/stdin" || t == "/dev/fd/0" {
@@ -606,20 +581,23 @@ func (w *walker) redirect(r *syntax.Redirect) bool {
 		}
 		w.stdin = stdinState{kind: stdinFile}
 	case syntax.Hdoc, syntax.DashHdoc:
+		st := w.heredoc(r)
 		if !onStdin {
+			w.fdText(fd, st)
 			return false
 		}
-		w.stdin = w.heredoc(r)
+		w.stdin = st
 	case syntax.WordHdoc:
+		t, ok := w.wordString(r.Word)
+		st := stdinState{kind: stdinPipe}
+		if ok {
+			st = stdinState{kind: stdinKnown, text: t + "\n"}
+		}
 		if !onStdin {
+			w.fdText(fd, st)
 			return false
 		}
-		t, ok := w.wordString(r.Word)
-		if ok {
-			w.stdin = stdinState{kind: stdinKnown, text: t + "\n"}
-		} else {
-			w.stdin = stdinState{kind: stdinPipe}
-		}
+		w.stdin = st
 	}
 	return false
 }
@@ -777,6 +755,7 @@ func (w *walker) walkSubstsNode(n syntax.Node) {
 		switch x := node.(type) {
 		case *syntax.CmdSubst:
 			c := w.sub()
+			c.lenient = false
 			c.stdin = stdinNone()
 			c.pipe, c.pipePos = 0, 0
 			c.writes, c.reads, c.network = nil, nil, nil
@@ -784,6 +763,7 @@ func (w *walker) walkSubstsNode(n syntax.Node) {
 			return false
 		case *syntax.ProcSubst:
 			c := w.sub()
+			c.lenient = false
 			c.pipe, c.pipePos = 0, 0
 			c.writes, c.reads, c.network = nil, nil, nil
 			if x.Op == syntax.CmdOut {
@@ -819,6 +799,7 @@ func (w *walker) walkPipeline(b *syntax.BinaryCmd) {
 	for i, st := range elems {
 		c := w.sub()
 		c.pipe, c.pipePos = id, i
+		c.async++
 		if i > 0 {
 			c.stdin = stdinState{kind: stdinPipe, src: elems[:i], first: first}
 		}
@@ -852,10 +833,11 @@ func (w *walker) unknownCwd() {
 // cwdVars keeps $PWD and $OLDPWD right after cd when the line had assigned them.
 func (w *walker) cwdVars() {
 	if _, ok := w.vars["PWD"]; ok {
-		w.setVar("PWD", varVal{val: w.cwd, known: w.cwd != ""})
+		p, _ := w.pwd()
+		w.setVar("PWD", varVal{val: p, known: p != ""})
 	}
 	if _, ok := w.vars["OLDPWD"]; ok {
-		w.setVar("OLDPWD", varVal{})
+		w.setVar("OLDPWD", varVal{val: w.dirs.old, known: w.dirs.old != ""})
 	}
 }
 
@@ -883,7 +865,7 @@ func (w *walker) stdinText() (string, uint8) {
 			out, ok = w.evalFastPipe(st.fsrc, in)
 		}
 		if ok {
-			w.stdin = stdinState{kind: stdinKnown, text: out}
+			w.stdin = stdinState{kind: stdinKnown, text: out, endless: w.stdinEndless()}
 		} else {
 			w.stdin.tried = true // the source stays for the floor's guesses
 		}
@@ -963,17 +945,14 @@ func (w *walker) walkFor(fc *syntax.ForClause) {
 		w.walkSubstsNode(loop.Init)
 		w.walkSubstsNode(loop.Cond)
 		w.walkSubstsNode(loop.Post)
-		cond := loop.Cond == nil
-		if v, ok := constArith(loop.Cond); ok && v != 0 {
-			cond = true
-		}
-		if cond && backgrounds(fc.Do) {
-			w.an.ForkBombs = append(w.an.ForkBombs, "an endless for loop starts commands in the background")
-		}
 		w.arith(loop.Init)
 		w.arith(loop.Cond)
 		w.arith(loop.Post)
+		bg := w.sh.bg
 		w.walkStmts(fc.Do)
+		if w.sh.bg > bg && !leavesLoop(fc.Do) && endlessCFor(loop, fc.Do) {
+			w.forkBomb("an endless for loop starts commands in the background")
+		}
 	default:
 		w.problem("unsupported loop")
 		w.walkStmts(fc.Do)
@@ -1003,7 +982,7 @@ func (w *walker) walkFunc(fd *syntax.FuncDecl) {
 	for _, n := range names {
 		switch cycle, async := callCycle(n, w.funcs); {
 		case cycle != "" && async:
-			w.an.ForkBombs = append(w.an.ForkBombs, "function "+cycle+" calls itself in the background or through a pipe")
+			w.forkBomb("function " + cycle + " calls itself in the background or through a pipe")
 		case cycle != "":
 			w.problem("the function %s calls itself (it may never end)", cycle)
 		}
@@ -1016,7 +995,17 @@ func (w *walker) walkFunc(fd *syntax.FuncDecl) {
 	}
 	c := w.floorOnly(label)
 	c.posKnown = false
+	if len(names) > 0 {
+		c.setVar("FUNCNAME", varVal{val: names[0], known: true, arr: []string{names[0]}})
+	}
 	c.walkStmt(fd.Body)
+}
+
+// callFrame is a function being replayed: its name, and how many background jobs and
+// pipelines the walk was inside and had started when it was called.
+type callFrame struct {
+	name      string
+	async, bg int
 }
 
 // callEdge is a call from one function's body to a command name.
@@ -1025,38 +1014,83 @@ type callEdge struct {
 	async bool // in the background or in a pipeline
 }
 
-// calls lists the literal command names a function body calls.
-func calls(body *syntax.Stmt) []callEdge {
+// calls lists the command names a function body calls: literal names, $FUNCNAME for the
+// function itself (self), and the calls in literal eval text. A call is async when it runs in
+// the background or in a pipeline, or after the body started work in the background.
+func calls(body *syntax.Stmt, self string) []callEdge {
 	var out []callEdge
-	var walk func(n syntax.Node, async bool)
-	walk = func(n syntax.Node, async bool) {
+	bgSeen := false
+	var walk func(n syntax.Node, async bool, depth int)
+	walk = func(n syntax.Node, async bool, depth int) {
 		syntax.Walk(n, func(x syntax.Node) bool {
 			switch x := x.(type) {
+			case *syntax.FuncDecl:
+				return false
 			case *syntax.Stmt:
-				if x.Background && x.Cmd != nil {
-					walk(x.Cmd, true)
+				if (x.Background || x.Coprocess) && x.Cmd != nil {
+					walk(x.Cmd, true, depth)
 					for _, r := range x.Redirs {
-						walk(r, true)
+						walk(r, true, depth)
 					}
+					bgSeen = true
 					return false
 				}
+			case *syntax.CoprocClause:
+				walk(x.Stmt, true, depth)
+				bgSeen = true
+				return false
 			case *syntax.BinaryCmd:
 				if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
-					walk(x.X, true)
-					walk(x.Y, true)
+					walk(x.X, true, depth)
+					walk(x.Y, true, depth)
 					return false
 				}
 			case *syntax.CallExpr:
-				if len(x.Args) > 0 {
-					if v, ok := fastLiteral(x.Args[0]); ok {
-						out = append(out, callEdge{v.Value, async})
+				if len(x.Args) == 0 {
+					return true
+				}
+				if selfCall(x.Args[0], self) {
+					out = append(out, callEdge{self, async || bgSeen})
+					return true
+				}
+				v, ok := fastLiteral(x.Args[0])
+				if !ok {
+					return true
+				}
+				args := x.Args[1:]
+				if (v.Value == "builtin" || v.Value == "command") && len(args) > 0 {
+					if a, ok := fastLiteral(args[0]); ok && a.Value == "eval" {
+						v, args = a, args[1:]
 					}
 				}
+				if v.Value == "eval" && depth < 4 {
+					var b strings.Builder
+					for i, a := range args {
+						t, ok := staticWord(a)
+						if !ok {
+							break
+						}
+						if i > 0 {
+							b.WriteByte(' ')
+						}
+						b.WriteString(t)
+					}
+					if f, err := parse(b.String()); err == nil {
+						for _, st := range f.Stmts {
+							walk(st, async, depth+1)
+						}
+					}
+					return true
+				}
+				if v.Value == "wait" {
+					bgSeen = false // the jobs started so far have ended
+				}
+				out = append(out, callEdge{v.Value, async || bgSeen})
 			}
 			return true
 		})
 	}
-	walk(body, false)
+	walk(body, false, 0)
 	return out
 }
 
@@ -1078,7 +1112,7 @@ func callCycle(name string, funcs map[string]*syntax.Stmt) (string, bool) {
 		if body == nil {
 			continue
 		}
-		for _, e := range calls(body) {
+		for _, e := range calls(body, n.fn) {
 			async := n.async || e.async
 			if e.name == name {
 				if async {
@@ -1202,6 +1236,7 @@ func (w *walker) walkDecl(dc *syntax.DeclClause) {
 					}
 					names++
 					if n, val, ok := strings.Cut(v, "="); ok {
+						w.quotedCompound(variant, val)
 						if w.plainName(variant, n, f.Known) {
 							w.assignVar(n, val, f.Known)
 							w.exported(variant, n, opts)
@@ -1218,11 +1253,18 @@ func (w *walker) walkDecl(dc *syntax.DeclClause) {
 			continue
 		}
 		names++
-		v, ok, lit := w.wordStringLit(a.Value)
+		v, ok, lit, tainted := w.lenientString(a.Value)
 		if a.Array != nil || a.Index != nil {
-			w.problem("%s of an array", variant)
+			w.checkEnv(a.Name.Value, "", false)
+			if strings.ContainsRune(flags, 'A') {
+				if old, had := w.vars[a.Name.Value]; !had || !old.assoc {
+					w.setVar(a.Name.Value, varVal{assoc: true, known: true, unset: true})
+				}
+			}
 			w.arrayAssign(a)
-			ok = false
+			nv := w.vars[a.Name.Value]
+			ok = nv.known
+			v = "(" + strings.Join(nv.elements(), " ") + ")"
 		} else {
 			if a.Append {
 				if old, known := w.lookup(a.Name.Value); known {
@@ -1232,7 +1274,14 @@ func (w *walker) walkDecl(dc *syntax.DeclClause) {
 				}
 			}
 			w.markInteger(flags, a.Name.Value)
-			w.assignVarLit(a.Name.Value, v, ok, lit)
+			if strings.ContainsRune(flags, 'n') && ok && isName(v) {
+				w.setVar(a.Name.Value, varVal{ref: v})
+			} else {
+				w.assignVarLit(a.Name.Value, v, ok, lit)
+				if tainted {
+					w.taint(a.Name.Value)
+				}
+			}
 		}
 		w.exported(variant, a.Name.Value, opts)
 		args = append(args, Arg{Value: a.Name.Value + "=" + v, Raw: a.Name.Value + "=" + v, Known: ok})
@@ -1293,8 +1342,9 @@ func (w *walker) declFlags(variant string, opts []Arg) string {
 				w.problem("%s -n (a name reference)", variant)
 			case c == 'i':
 				w.problem("%s -i (assignments to it are evaluated as arithmetic)", variant)
-			case c == 'a' || c == 'A':
-				w.problem("%s -%c (an array)", variant, c)
+			case c == 'a':
+			case c == 'A':
+				w.problem("%s -A (an associative array)", variant)
 			case c == 'l' || c == 'u' || c == 'c':
 				w.problem("%s -%c (assignments to it change case)", variant, c)
 			default:
@@ -1319,37 +1369,13 @@ func (w *walker) declName(variant, flags, name string, opts []Arg) {
 	}
 	if variant == "local" || variant == "declare" || variant == "typeset" {
 		if _, ok := w.vars[name]; !ok && !strings.ContainsAny(flags, "pfFx") {
-			// A new local starts empty.
-			w.setVar(name, varVal{known: true, lit: true, unset: true})
+			// A new local starts empty (an associative array knows it is one).
+			w.setVar(name, varVal{known: true, lit: true, unset: true, assoc: strings.ContainsRune(flags, 'A')})
+		} else if old := w.vars[name]; ok && strings.ContainsRune(flags, 'A') && !old.assoc {
+			old.assoc = true
+			w.setVar(name, old)
 		}
 	}
-}
-
-// arrayAssign records an array assignment's known elements, for the floor.
-func (w *walker) arrayAssign(a *syntax.Assign) {
-	if a.Array == nil || a.Index != nil || a.Append || a.Name == nil {
-		w.setVar(a.Name.Value, varVal{})
-		return
-	}
-	var elems []string
-	for _, e := range a.Array.Elems {
-		if e.Index != nil || e.Value == nil {
-			w.setVar(a.Name.Value, varVal{})
-			return
-		}
-		for _, f := range w.expandWord(e.Value, nil) {
-			if !f.Known {
-				w.setVar(a.Name.Value, varVal{})
-				return
-			}
-			elems = append(elems, f.Value)
-		}
-	}
-	first := ""
-	if len(elems) > 0 {
-		first = elems[0]
-	}
-	w.setVar(a.Name.Value, varVal{val: first, known: true, arr: elems})
 }
 
 func (w *walker) walkAssignSubsts(a *syntax.Assign) {
@@ -1368,6 +1394,14 @@ func (w *walker) walkAssignSubsts(a *syntax.Assign) {
 func (w *walker) assignVar(name, v string, known bool) { w.assignVarLit(name, v, known, false) }
 
 func (w *walker) assignVarLit(name, v string, known, lit bool) {
+	for range 8 {
+		// An assignment to a name reference assigns the variable it stands for.
+		old, ok := w.vars[name]
+		if !ok || old.ref == "" {
+			break
+		}
+		name = old.ref
+	}
 	w.checkEnv(name, v, known)
 	if w.sh.integer[name] && known {
 		// An integer variable evaluates what it is assigned.
@@ -1396,15 +1430,11 @@ func (w *walker) walkCall(call *syntax.CallExpr, ownWrites bool) {
 				continue
 			}
 			if a.Array != nil || a.Index != nil {
-				w.problem("an array assignment to %s", a.Name.Value)
-				if a.Index != nil {
-					w.arith(a.Index)
-				}
 				w.checkEnv(a.Name.Value, "", false)
 				w.arrayAssign(a)
 				continue
 			}
-			v, ok, lit := w.wordStringLit(a.Value)
+			v, ok, lit, tainted := w.lenientString(a.Value)
 			if a.Append {
 				if old, known := w.lookup(a.Name.Value); known {
 					v = old + v
@@ -1414,13 +1444,21 @@ func (w *walker) walkCall(call *syntax.CallExpr, ownWrites bool) {
 				}
 			}
 			w.assignVarLit(a.Name.Value, v, ok, lit)
+			if tainted {
+				w.taint(a.Name.Value)
+			}
 		}
 		if ownWrites {
 			w.emit(nil, KindRedirect)
 		}
 		return
 	}
-	args := w.expandWords(call.Args, w.sh.argSlice(len(call.Args)))
+	var args []Arg
+	if v, ok := fastLiteral(call.Args[0]); ok && v.Value == "echo" && w.funcs["echo"] == nil && w.hashed["echo"] == "" {
+		args = w.echoArgs(call.Args[1:], append(w.sh.argSlice(len(call.Args)), v))
+	} else {
+		args = w.expandWords(call.Args, w.sh.argSlice(len(call.Args)))
+	}
 	var env []string
 	for _, a := range call.Assigns {
 		if a.Name == nil {
@@ -1441,6 +1479,10 @@ func (w *walker) walkCall(call *syntax.CallExpr, ownWrites bool) {
 		c := *w
 		c.env = env
 		c.command(args)
+		// The assignments were for the command alone; what a builtin or a function did to
+		// the shell (read, cd, a function's assignments) stays.
+		w.vars, w.varsOwned, w.funcs, w.pos, w.posKnown = c.vars, c.varsOwned, c.funcs, c.pos, c.posKnown
+		w.cwd, w.cwdRel, w.dirs = c.cwd, c.cwdRel, c.dirs
 		return
 	}
 	w.command(args)
@@ -1452,4 +1494,13 @@ func (w *walker) command(args []Arg) {
 		w.problem("the command name is not a literal: %s", args[0].Raw)
 	}
 	w.dispatch(args)
+}
+
+// quotedCompound looks at a value declare reads from a quoted word: 'a=(…)' is an array
+// assignment bash parses again, subscripts and all.
+func (w *walker) quotedCompound(variant, val string) {
+	if strings.HasPrefix(val, "(") {
+		w.problem("%s of a quoted array assignment (bash parses it again)", variant)
+		w.codeInData(variant, val)
+	}
 }

@@ -108,6 +108,7 @@ type fields struct {
 	glob          bool // current field has an active glob character
 	static, known bool
 	prefix        int // -1 until an unknown expansion is met
+	suffixAt      int // the length of val at the last unknown expansion
 	started       bool
 	noSplit       bool // assignment-like context: expansions are neither split nor globbed
 	assign        bool // an assignment value, or an argument that looks like one: ~ after = and :
@@ -149,6 +150,7 @@ func (f *fields) unknown() {
 	if f.prefix < 0 {
 		f.prefix = len(f.val)
 	}
+	f.suffixAt = len(f.val)
 }
 
 func (f *fields) end() {
@@ -158,6 +160,7 @@ func (f *fields) end() {
 	a := Arg{Value: string(f.val), Raw: string(f.raw), Static: f.static, Known: f.known, Prefix: len(f.val)}
 	if f.prefix >= 0 {
 		a.Prefix = f.prefix
+		a.Suffix = len(f.val) - f.suffixAt
 	}
 	if f.glob && validGlob(f.pat) {
 		a.Pattern = string(f.pat)
@@ -224,6 +227,10 @@ func (w *walker) expandFields(word *syntax.Word, dst []Arg) []Arg {
 	}
 	f.raw = appendRaw(f.raw[:0], word.Parts)
 	f.end()
+	if ps := lastProcSubst(word); ps != nil && len(f.out) == len(dst)+1 {
+		// --file=<(…): the option's value is the process substitution.
+		f.out[len(f.out)-1].proc = ps
+	}
 	// Every expanded field shares the static/known facts of the whole word.
 	for i := len(dst); i < len(f.out); i++ {
 		if !f.static {
@@ -271,10 +278,23 @@ func appendRaw(b []byte, parts []syntax.WordPart) []byte {
 }
 
 func (w *walker) ifs() string {
+	if v, ok := w.envPrefix("IFS"); ok {
+		return v
+	}
 	if v, ok := w.vars["IFS"]; ok && v.known {
 		return v.val
 	}
 	return " \t\n"
+}
+
+// envPrefix is the value a NAME=value prefix of the command being walked gives name.
+func (w *walker) envPrefix(name string) (string, bool) {
+	for i := len(w.env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(w.env[i], "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // wordParts expands parts into f. first is true while at the very start of the word (for
@@ -309,6 +329,14 @@ func (w *walker) wordParts(f *fields, parts []syntax.WordPart, inDbl, first bool
 			if !ok && !w.digitsOutput(p.Stmts) {
 				why = "the output of $(…) is not known"
 			}
+			if !ok {
+				if pat, found := w.globOutput(p.Stmts); found {
+					// $(ls /dev/sd? | head -1): one of the names the glob matches, for the floor.
+					w.unknownValue("%s", why)
+					w.expansion(f, pat, true, inDbl, true, "")
+					continue
+				}
+			}
 			w.expansion(f, v, ok, inDbl, false, why)
 		case *syntax.ArithmExp:
 			f.static = false
@@ -341,7 +369,7 @@ func (w *walker) wordParts(f *fields, parts []syntax.WordPart, inDbl, first bool
 func (w *walker) expansion(f *fields, v string, ok, inDbl, glob bool, why string) {
 	if !ok {
 		if why != "" {
-			w.problem("%s", why)
+			w.unknownValue("%s", why)
 		}
 		f.unknown()
 		return
@@ -466,13 +494,27 @@ func (w *walker) tilde(user string) (string, bool) {
 		w.problem("~ names a home directory that is not known")
 		return "", false
 	case "+":
-		if w.cwd != "" {
-			return w.cwd, true
+		if p, ok := w.pwdExpansion("~+"); ok {
+			return p, true
 		}
 		w.problem("~+ names a working directory that is not known")
 		return "", false
 	case "-":
+		if w.dirs.old != "" {
+			if !w.dirs.oldExact {
+				w.problem("~- names a directory the request does not give")
+			}
+			return w.dirs.old, true
+		}
 		w.problem("~- names the previous working directory, which is not known")
+		return "", false
+	}
+	if d := strings.TrimLeft(user, "+-"); d != "" && isDigits(d) && len(user)-len(d) <= 1 {
+		// ~N, ~+N, ~-N: an entry of pushd's stack.
+		if p, ok := w.stackEntry(user); ok {
+			return p, true
+		}
+		w.problem("~%s names an entry of a directory stack that is not known", user)
 		return "", false
 	}
 	for _, r := range user {
@@ -505,10 +547,30 @@ func simpleParam(p *syntax.ParamExp) bool {
 		p.Repl == nil && p.Names == 0 && p.Exp == nil
 }
 
-// lookupVar returns a variable when its value is known.
+// lookupVar returns a variable when its value is known, through name references.
 func (w *walker) lookupVar(name string) (varVal, bool) {
-	if v, ok := w.vars[name]; ok {
-		return v, v.known
+	for range 8 {
+		v, ok := w.vars[name]
+		if !ok {
+			break
+		}
+		if v.ref == "" {
+			if v.tainted {
+				w.unknownValue("the value of $%s is not known", name)
+			}
+			return v, v.known
+		}
+		name = v.ref
+	}
+	if v, ok := w.vars[name]; ok && v.ref != "" {
+		return varVal{}, false // a loop of references
+	}
+	if name == "DIRSTACK" {
+		full, ok := w.fullStack()
+		if !ok {
+			return varVal{}, false
+		}
+		return varVal{known: true}.array(full, nil), true
 	}
 	s, ok := w.lookupSpecial(name)
 	return varVal{val: s, known: ok}, ok
@@ -516,10 +578,44 @@ func (w *walker) lookupVar(name string) (varVal, bool) {
 
 // lookup returns a variable's value when known.
 func (w *walker) lookup(name string) (string, bool) {
-	if v, ok := w.vars[name]; ok {
+	if v, ok := w.vars[name]; ok && v.ref == "" && !v.tainted {
 		return v.val, v.known
 	}
-	return w.lookupSpecial(name)
+	v, ok := w.lookupVar(name)
+	return v.val, ok
+}
+
+// indirect is the variable ${!n} reads when n holds target: a name, or name[subscript]
+// (whose subscript bash evaluates, reported by the arithmetic).
+func (w *walker) indirect(target string) (varVal, bool) {
+	if isName(target) || inertSpecial(target) || isDigits(target) {
+		return w.lookupVar(target)
+	}
+	i := strings.IndexByte(target, '[')
+	if i <= 0 || !strings.HasSuffix(target, "]") || !isName(target[:i]) {
+		return varVal{}, false
+	}
+	name, sub := target[:i], target[i+1:len(target)-1]
+	v, ok := w.lookupVar(name)
+	if sub == "@" || sub == "*" {
+		return varVal{val: strings.Join(v.elements(), " "), known: ok}, ok
+	}
+	key := sub
+	if !v.assoc {
+		was := w.lenient
+		w.lenient = false
+		n, nok := w.arithText(sub, 0)
+		w.lenient = was
+		if !nok {
+			return varVal{}, false
+		}
+		key = strconv.FormatInt(n, 10)
+	}
+	if !ok {
+		return varVal{}, false
+	}
+	e, _ := v.elem(key)
+	return varVal{val: e, known: true}, true
 }
 
 // lookupSpecial knows the positional parameters, $HOME and $PWD (from the request) and IFS.
@@ -550,7 +646,15 @@ func (w *walker) lookupSpecial(name string) (string, bool) {
 	case "HOME":
 		return w.home, w.home != ""
 	case "PWD":
-		return w.cwd, w.cwd != ""
+		return w.pwdExpansion("$PWD")
+	case "OLDPWD":
+		if w.dirs.old == "" {
+			return "", false
+		}
+		if !w.dirs.oldExact {
+			w.problem("$OLDPWD names a directory the request does not give")
+		}
+		return w.dirs.old, true
 	case "IFS":
 		return " \t\n", true
 	}
@@ -606,10 +710,17 @@ func (w *walker) paramOutside(p *syntax.ParamExp) string {
 	case p.Names != 0:
 		w.envDump("${!" + name + "*}")
 		return "${!" + name + "*} lists variable names"
+	case p.Excl && p.Index != nil:
+		if _, all := arrayIndexAll(p.Index); all {
+			return "" // ${!a[@]}: the subscripts
+		}
+		return "an indirect expansion ${!" + name + "[…]}"
 	case p.Excl:
+		if v, ok := w.lookup(name); ok && strings.ContainsRune(v, '[') {
+			// ${!n} with n='a[$(cmd)]': the subscript is evaluated, and runs cmd.
+			w.codeInData("${!"+name+"}", v)
+		}
 		return "an indirect expansion ${!" + name + "} (the variable it names is not known)"
-	case p.Index != nil:
-		return "an array subscript ${" + name + "[…]}"
 	case p.Exp != nil && p.Exp.Op == syntax.OtherParamOps:
 		op := ""
 		if p.Exp.Word != nil {
@@ -636,9 +747,68 @@ func (w *walker) paramBase(p *syntax.ParamExp) (varVal, bool) {
 		v, ok = w.arrayElem(p)
 	}
 	if !ok && !inertSpecial(name) && !p.Excl && p.Names == 0 {
-		w.problem("the value of $%s is not known", name)
+		if _, inLine := w.vars[name]; inLine {
+			w.unknownValue("the value of $%s is not known", name)
+		} else {
+			// From the environment (or the positional parameters): printing it is reading it.
+			w.problem("the value of $%s is not known", name)
+		}
 	}
 	return v, ok
+}
+
+// unknownValue reports a value the analysis does not know — the output of a command
+// substitution, a variable the line assigned one — unless the walk is expanding the arguments
+// of echo or the value of an assignment: echo only prints it (the commands that made it are
+// judged on their own), and an assigned unknown value is judged where it is used. The
+// suppression is counted, so that the word it was in is not taken as known. A variable from
+// the environment is never lenient: printing it reads it.
+func (w *walker) unknownValue(format string, args ...any) {
+	if w.lenient {
+		w.sh.unknowns++
+		return
+	}
+	w.problem(format, args...)
+}
+
+// lenientString is wordStringLit for an assignment's value: an unknown value is no problem
+// there; tainted says one was met, so that the variable's uses report it (its value is the
+// analysis's best guess, which the floor reads).
+func (w *walker) lenientString(word *syntax.Word) (v string, ok, lit, tainted bool) {
+	before, was := w.sh.unknowns, w.lenient
+	w.lenient = true
+	v, ok, lit = w.wordStringLit(word)
+	w.lenient = was
+	if w.sh.unknowns != before {
+		lit, tainted = false, true
+	}
+	return v, ok, lit, tainted
+}
+
+// taint marks a variable whose value was assigned from something not known.
+func (w *walker) taint(name string) {
+	if v, ok := w.vars[name]; ok {
+		v.tainted, v.lit = true, false
+		w.setVar(name, v)
+	}
+}
+
+// echoArgs expands the arguments of echo: values that are not known are no problem there
+// (echo prints them), but the fields they are in are not known either.
+func (w *walker) echoArgs(words []*syntax.Word, dst []Arg) []Arg {
+	was := w.lenient
+	w.lenient = true
+	for _, word := range words {
+		before, start := w.sh.unknowns, len(dst)
+		dst = w.expandWord(word, dst)
+		if w.sh.unknowns != before {
+			for i := start; i < len(dst); i++ {
+				dst[i].Known, dst[i].Static = false, false
+			}
+		}
+	}
+	w.lenient = was
+	return dst
 }
 
 // paramValue evaluates a parameter expansion when it can; glob is set for a loop variable
@@ -650,15 +820,27 @@ func (w *walker) paramValue(p *syntax.ParamExp) (string, bool, bool) {
 	bv, ok := w.paramBase(p)
 	base := bv.val
 	if p.Excl {
+		if p.Index != nil {
+			if _, all := arrayIndexAll(p.Index); all {
+				v, vok := w.lookupVar(p.Param.Value)
+				return strings.Join(v.subscripts(), " "), vok, false
+			}
+		}
 		if !ok {
 			return "", false, false
 		}
-		bv, ok = w.lookupVar(base)
+		bv, ok = w.indirect(base)
 		base = bv.val
 	}
 	if p.Length {
 		if !ok || bv.glob {
 			return "", false, false
+		}
+		if p.Index != nil {
+			if _, all := arrayIndexAll(p.Index); all {
+				v, _ := w.lookupVar(p.Param.Value)
+				return strconv.Itoa(len(v.elements())), true, false
+			}
 		}
 		return strconv.Itoa(utf8.RuneCountInString(base)), true, false
 	}
@@ -750,6 +932,33 @@ func (w *walker) paramValue(p *syntax.ParamExp) (string, bool, bool) {
 			return "", false, false
 		}
 		return trimPattern(base, pat, p.Exp.Op), true, false
+	case syntax.OtherParamOps:
+		// ${x@Q}, ${x@E}, …: outside the subset (reported), followed for the floor.
+		op, ok1 := arg()
+		if !ok || !ok1 {
+			return "", false, false
+		}
+		switch op {
+		case "Q", "K", "k":
+			return quote(base), true, false
+		case "E":
+			return ansiC(base), true, false
+		case "U":
+			return strings.ToUpper(base), true, false
+		case "L":
+			return strings.ToLower(base), true, false
+		case "u":
+			if base == "" {
+				return "", true, false
+			}
+			r, n := utf8.DecodeRuneInString(base)
+			return string(unicode.ToUpper(r)) + base[n:], true, false
+		case "A":
+			return "declare -- " + p.Param.Value + "=" + quote(base), true, false
+		case "a":
+			return "", true, false
+		}
+		return "", false, false
 	case syntax.UpperFirst, syntax.UpperAll, syntax.LowerFirst, syntax.LowerAll:
 		if p.Exp.Word != nil && len(p.Exp.Word.Parts) > 0 {
 			w.problem("a case conversion with a pattern")
@@ -944,4 +1153,13 @@ func digitVal(c byte) int {
 		return int(c-'A') + 10
 	}
 	return -1
+}
+
+// lastProcSubst is the process substitution a word ends with (--file=<(…)), or nil.
+func lastProcSubst(word *syntax.Word) *syntax.ProcSubst {
+	if len(word.Parts) < 2 {
+		return nil
+	}
+	ps, _ := word.Parts[len(word.Parts)-1].(*syntax.ProcSubst)
+	return ps
 }

@@ -90,8 +90,39 @@ func dangerousEnv(name string) bool {
 		return !npmCommandConfig(strings.ToLower(name[len("npm_config_"):]))
 	}
 	return strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") ||
-		strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") ||
-		strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "GIT_TRACE") || strings.HasPrefix(name, "LUA_INIT")
+		strings.HasPrefix(name, "GIT_") && !harmlessGitEnv(name) ||
+		strings.HasPrefix(name, "PYTHON") && !harmlessPythonEnv(name) ||
+		strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "LUA_INIT")
+}
+
+// harmlessGitEnv are the GIT_* variables that only change names, dates, messages and
+// output: every other one changes which repository, index, objects, configuration or
+// programs git uses, or what it writes where.
+func harmlessGitEnv(name string) bool {
+	switch name {
+	case "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+		"GIT_COMMITTER_DATE", "GIT_TERMINAL_PROMPT", "GIT_OPTIONAL_LOCKS", "GIT_FLUSH", "GIT_MERGE_AUTOEDIT",
+		"GIT_MERGE_VERBOSITY", "GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS",
+		"GIT_ICASE_PATHSPECS", "GIT_ADVICE", "GIT_PROGRESS_DELAY", "GIT_REDACT_COOKIES", "GIT_HTTP_USER_AGENT",
+		"GIT_DIFF_OPTS", "GIT_NO_LAZY_FETCH":
+		return true
+	}
+	return false
+}
+
+// harmlessPythonEnv are the PYTHON* variables that only tune the interpreter: every other
+// one changes what it imports or runs (PYTHONPATH, PYTHONSTARTUP, PYTHONPLATLIBDIR,
+// PYTHONBREAKPOINT, PYTHONWARNINGS, …).
+func harmlessPythonEnv(name string) bool {
+	switch name {
+	case "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONIOENCODING", "PYTHONHASHSEED", "PYTHONUTF8",
+		"PYTHONNOUSERSITE", "PYTHONFAULTHANDLER", "PYTHONOPTIMIZE", "PYTHONDEVMODE", "PYTHONSAFEPATH",
+		"PYTHONCOERCECLOCALE", "PYTHONINTMAXSTRDIGITS", "PYTHONTRACEMALLOC", "PYTHONASYNCIODEBUG", "PYTHONMALLOC",
+		"PYTHONNODEBUGRANGES", "PYTHONLEGACYWINDOWSSTDIO", "PYTHON_COLORS", "PYTHON_BASIC_REPL", "PYTHONVERBOSE",
+		"PYTHONDEBUG", "PYTHONINSPECT_OFF":
+		return true
+	}
+	return false
 }
 
 // npmCommandConfig names the npm settings whose value is a command.
@@ -111,7 +142,7 @@ func commandEnv(name string) bool {
 		"PROMPT_COMMAND", "RSYNC_RSH", "RSYNC_CONNECT_PROG", "CVS_RSH", "SVN_SSH", "SHELL", "TERMINAL", "FCEDIT",
 		"CC", "CXX", "CPP", "LD", "AR", "AS", "FC", "NM", "RANLIB", "STRIP", "OBJCOPY", "OBJDUMP", "RUSTC",
 		"RUSTC_WRAPPER", "RUSTDOC", "RUSTC_WORKSPACE_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER", "CARGO_BUILD_RUSTC",
-		"SUDO_EDITOR", "DIFFPROG":
+		"SUDO_EDITOR", "DIFFPROG", "MAKE":
 		return true
 	}
 	if strings.HasPrefix(name, "npm_config_") || strings.HasPrefix(name, "NPM_CONFIG_") {
@@ -149,16 +180,72 @@ func (w *walker) checkEnv(name, value string, known bool) {
 		// Prompt strings expand their $(…) when they are printed (PS4 under set -x).
 		w.codeInData(name+"=", value)
 	}
-	if dangerousEnv(name) {
-		w.problem("sets %s, which changes what runs", name)
+	switch {
+	case strings.HasPrefix(name, "BASH_FUNC_"):
+		// An exported function: bash defines it from the environment.
+		w.problem("sets %s, which defines a function for the bash it runs", name)
+		fn := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(name, "BASH_FUNC_"), "%%"), "()")
+		if v := strings.TrimSpace(value); strings.HasPrefix(v, "()") && isName(fn) {
+			w.floorScript(name+"=", fn+" "+v)
+		}
 		return
+	case name == "LESS":
+		// less reads its options from $LESS: an initial command +!cmd runs cmd.
+		for _, f := range strings.Fields(value) {
+			if cmd, ok := lessCommand(f); ok {
+				w.problem("LESS holds a command less runs")
+				w.hiddenScript("LESS=", cmd+value[strings.Index(value, f)+len(f):], known)
+				break
+			}
+		}
+		return
+	case name == "LESSOPEN" || name == "LESSCLOSE":
+		// |cmd %s, ||cmd %s, -cmd %s: a preprocessor less runs on every file.
+		value = strings.ReplaceAll(strings.TrimLeft(strings.TrimSpace(value), "|-"), "%s", "FILE")
+	case name == "GIT_CONFIG_PARAMETERS":
+		w.problem("sets %s, which changes what runs", name)
+		for _, kv := range gitConfigParameters(value) {
+			w.gitConfig(name, kv, known)
+		}
+		return
+	case name == "IFS" && !known:
+		w.problem("IFS is set to a value that is not known (words split where it says)")
 	}
 	if commandEnv(name) && value != "" {
 		if !known {
 			w.problem("%s is set to a command that is not a literal", name)
 		}
 		w.hiddenScript(name+"=", value, known)
+		return
 	}
+	if dangerousEnv(name) {
+		w.problem("sets %s, which changes what runs", name)
+	}
+}
+
+// lessCommand reads a less option word: +!cmd and +|cmd (an initial command that runs a shell
+// command), also after other initial commands (+G!cmd).
+func lessCommand(f string) (string, bool) {
+	if !strings.HasPrefix(f, "+") && !strings.HasPrefix(f, "-+") {
+		return "", false
+	}
+	f = strings.TrimLeft(f, "-+")
+	if i := strings.IndexAny(f, "!|"); i >= 0 && i <= 2 {
+		return f[i+1:], true
+	}
+	return "", false
+}
+
+// gitConfigParameters splits $GIT_CONFIG_PARAMETERS: 'key'='value' or 'key=value' entries,
+// single-quoted, separated by blanks.
+func gitConfigParameters(s string) []string {
+	var out []string
+	for _, w := range xargsWords(strings.ReplaceAll(s, "'='", "=")) {
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // isAssignment reports whether s looks like NAME=value.
@@ -179,6 +266,11 @@ func isAssignment(s string) bool {
 // dispatch records args as a command, unwrapping what it can.
 func (w *walker) dispatch(args []Arg) {
 	name := args[0].Value
+	if file, ok := w.hashed[name]; ok && !strings.ContainsAny(name, `/\`) && w.funcs[name] == nil && builtins[name] == 0 {
+		// hash -p FILE NAME: NAME runs FILE.
+		args = append([]Arg{{Value: file, Raw: file, Known: true, Prefix: len(file)}}, args[1:]...)
+		name = file
+	}
 	if !strings.ContainsAny(name, `/\`) {
 		if body, ok := w.funcs[name]; ok {
 			w.callFunc(name, body, args)
@@ -263,6 +355,8 @@ func (w *walker) dispatch(args []Arg) {
 		w.parallel(args)
 	case "expect":
 		w.expect(args)
+	case "tclsh", "wish", "jimsh", "tclsh8.6", "tclsh9.0":
+		w.tclsh(args)
 	case "crontab":
 		w.crontab(args)
 	case "sg", "newgrp":
@@ -321,7 +415,10 @@ func (w *walker) dispatch(args []Arg) {
 		"entr", "rlwrap", "unbuffer", "ssh-agent", "setpriv", "capsh", "prlimit", "numactl", "cgexec",
 		"eatmydata", "fakeroot", "linux32", "linux64", "setarch", "chronic", "winpty", "watchexec",
 		"nodemon", "reflex", "dotenv", "envchain", "with-contenv", "ip", "chpst", "schedtool", "runcon",
-		"sandbox-exec", "valgrind.bin", "perf", "ltrace.bin", "uftrace", "hyperfine", "kubectl-exec":
+		"sandbox-exec", "valgrind.bin", "perf", "ltrace.bin", "uftrace", "hyperfine", "kubectl-exec", "machinectl",
+		"systemd-nspawn", "toolbox", "distrobox", "distrobox-enter", "flatpak-spawn", "lxc-attach", "lxc-execute",
+		"schroot", "dchroot", "daemonize", "start-stop-daemon", "please", "really", "calife", "sudo-rs", "doas-rs",
+		"su-exec", "gosu", "chpst.exe", "busybox-chroot", "jexec", "zlogin", "pfexec", "ksu":
 		if base == "ip" && !(len(args) > 2 && args[1].Value == "netns" && args[2].Value == "exec") {
 			w.emit(args, KindCommand)
 			return
@@ -334,6 +431,9 @@ func (w *walker) dispatch(args []Arg) {
 			w.emit(args, KindCommand)
 			return
 		}
+		if base == "systemd-run" && !hasAny(args[1:], "--wait", "-W", "--pty", "-t", "--pipe", "-P", "--scope", "-S", "--shell") {
+			w.spawned() // a transient service runs beside the line
+		}
 		// These run a command of their own choosing with options not modelled here.
 		w.cannotUnwrap(base, args, "it runs a command given in its arguments")
 	default:
@@ -345,7 +445,10 @@ func (w *walker) dispatch(args []Arg) {
 			return
 		}
 		if maybeInterpreter(base) {
-			if lang := interpreter(base, args); lang != "" {
+			if lang := interpreter(base, args); lang == "awk" {
+				w.awk(args)
+				return
+			} else if lang != "" {
 				w.interpreter(lang, args)
 				return
 			}
@@ -590,7 +693,7 @@ loop:
 			w.cannotUnwrap("env", args, "an argument is not a literal")
 			return
 		}
-		if len(env) > 0 && !isAssignment(v) {
+		if len(env) > 0 && !isEnvAssignment(v) {
 			break // options end at the first assignment
 		}
 		next := func() (string, bool) {
@@ -640,7 +743,7 @@ loop:
 		case strings.HasPrefix(v, "-") && len(v) > 1:
 			w.cannotUnwrap("env", args, "unknown option "+v)
 			return
-		case isAssignment(v):
+		case isEnvAssignment(v):
 			name, val, _ := strings.Cut(v, "=")
 			w.checkEnv(name, val, a.Static)
 			env = append(env, v)
@@ -781,11 +884,38 @@ func (w *walker) privileged(base string, args []Arg) {
 	if d, ok := r.flags["chdir"]; ok {
 		dir = d
 	}
-	w.unwrapTo(base, args, r.next, func(c *walker) {
+	// sudo VAR=value cmd: assignments before the command go to its environment.
+	inner := r.next
+	var env []string
+	for base == "sudo" && inner < len(args) && isEnvAssignment(args[inner].Value) {
+		name, val, _ := strings.Cut(args[inner].Value, "=")
+		w.checkEnv(name, val, args[inner].Known)
+		env = append(env, args[inner].Value)
+		inner++
+	}
+	_, sh := r.flags["s"]
+	_, login := r.flags["i"]
+	_, sh2 := r.flags["shell"]
+	_, login2 := r.flags["login"]
+	if base == "sudo" && (sh || login || sh2 || login2) && inner < len(args) {
+		// sudo -s CMD runs the user's shell with -c and the words joined: the floor reads
+		// them as that shell would.
+		text, _ := joinValues(args[inner:])
+		w.floorScript(base+" -s", text)
+	}
+	w.unwrapTo(base, args, inner, func(c *walker) {
+		c.env = append(c.env[:len(c.env):len(c.env)], env...)
 		if dir != "" {
 			c.chdir(dir)
 		}
 	})
+}
+
+// isEnvAssignment reports NAME=value as env(1) and sudo read it: any name without '=' (even
+// BASH_FUNC_f%%, which bash imports as a function).
+func isEnvAssignment(s string) bool {
+	i := strings.IndexByte(s, '=')
+	return i > 0 && !strings.HasPrefix(s, "-")
 }
 
 // sudoedit edits files as root: a write of each.
@@ -899,6 +1029,11 @@ func (w *walker) simpleWrapper(base string, args []Arg) {
 	}
 	inner := r.next
 	switch base {
+	case "setsid":
+		_, f := r.flags["f"]
+		if _, fork := r.flags["fork"]; f || fork {
+			w.spawned() // setsid -f runs the command in the background
+		}
 	case "timeout":
 		inner++ // the duration
 	case "taskset":
@@ -985,10 +1120,6 @@ func (w *walker) xargs(args []Arg) {
 	if v, ok := r.flags["I"]; ok {
 		hasRepl, repl = true, v
 	}
-	inner := args[r.next:]
-	if len(inner) == 0 {
-		inner = []Arg{lit("echo")}
-	}
 	file, fromFile := r.flags["a"]
 	if v, ok := r.flags["arg-file"]; ok {
 		file, fromFile = v, true
@@ -1001,26 +1132,57 @@ func (w *walker) xargs(args []Arg) {
 		}
 		w.reads = append(w.reads[:len(w.reads):len(w.reads)], Read{Target: file, Known: known, Op: "xargs -a"})
 	}
+	procs, ok := r.flags["P"]
+	if p, ok2 := r.flags["max-procs"]; ok2 {
+		procs, ok = p, true
+	}
+	if ok && strings.TrimLeft(procs, "0") == "" && !fromFile && w.stdinEndless() {
+		w.forkBomb("xargs -P 0 starts commands without limit from an input that never ends")
+	}
+	inner := args[r.next:]
+	if len(inner) == 0 {
+		inner = []Arg{lit("echo")}
+	}
 	var words []string
 	known := false
-	if !fromFile {
-		if text, kind := w.stdinText(); kind == stdinKnown {
-			known = true
+	var text string
+	if fromFile {
+		// xargs -a FILE: the words come from FILE, which the line may provide (-a <(…)).
+		for k := 1; k < r.next && k < len(args); k++ {
+			v := args[k].Value
+			var fa Arg
 			switch {
-			case hasRepl:
-				words = strings.Split(strings.TrimRight(text, "\n"), "\n")
+			case (v == "-a" || v == "--arg-file") && k+1 < len(args):
+				fa = args[k+1]
+			case strings.HasPrefix(v, "--arg-file="):
+				fa = Arg{Value: v[len("--arg-file="):], Known: args[k].Known, proc: args[k].proc}
+			case strings.HasPrefix(v, "-a") && len(v) > 2:
+				fa = Arg{Value: v[2:], Known: args[k].Known, proc: args[k].proc}
 			default:
-				_, nul := r.flags["0"]
-				if _, ok := r.flags["null"]; ok {
-					nul = true
-				}
-				if nul {
-					words = strings.Split(strings.TrimRight(text, "\x00"), "\x00")
-				} else if d, ok := r.flags["d"]; ok && d != "" {
-					words = strings.Split(text, d[:1])
-				} else {
-					words = xargsWords(text)
-				}
+				continue
+			}
+			if t, ok, _ := w.fileText(fa); ok {
+				text, known = t, true
+			}
+		}
+	} else if t, kind := w.stdinText(); kind == stdinKnown {
+		text, known = t, true
+	}
+	if known {
+		switch {
+		case hasRepl:
+			words = strings.Split(strings.TrimRight(text, "\n"), "\n")
+		default:
+			_, nul := r.flags["0"]
+			if _, ok := r.flags["null"]; ok {
+				nul = true
+			}
+			if nul {
+				words = strings.Split(strings.TrimRight(text, "\x00"), "\x00")
+			} else if d, ok := r.flags["d"]; ok && d != "" {
+				words = strings.Split(text, d[:1])
+			} else {
+				words = xargsWords(text)
 			}
 		}
 	}
@@ -1114,18 +1276,34 @@ func xargsWords(s string) []string {
 func (w *walker) packageRunner(base string, args []Arg) {
 	if base == "npm" || base == "pnpm" || base == "yarn" || base == "npx" {
 		w.npmConfig(base, args)
-		if base == "npm" && len(args) > 2 && args[1].Value == "explore" {
-			// npm explore PKG -- CMD: CMD runs in a shell in the package's directory.
+		w.npmDirs(base, args)
+		sub, at := npmSubcommand(args)
+		if base == "npm" && sub == "explore" && at+1 < len(args) {
+			// npm explore PKG -- CMD: CMD runs in a shell in the package's directory (npm joins
+			// the words; the floor also reads them as the argv they were written as).
 			w.emit(args, KindCommand)
-			rest := args[3:]
+			rest := args[at+2:]
 			if len(rest) > 0 && rest[0].Value == "--" {
 				rest = rest[1:]
 			}
 			if len(rest) > 0 {
 				text, known := joinValues(rest)
 				w.hiddenScript("npm explore", text, known)
+				w.floorOnly("npm explore").hiddenArgv("npm explore", rest)
 			}
 			return
+		}
+		switch {
+		case base == "npm" && (sub == "init" || sub == "create" || sub == "innit"),
+			(base == "pnpm" || base == "yarn") && sub == "create":
+			// npm init PKG runs the registry's create-PKG.
+			if pkg, ok := npmInitPackage(args[at+1:]); ok {
+				w.emit(args, KindCommand)
+				w.hiddenArgv(base+" "+sub, []Arg{lit(createBin(pkg))})
+				return
+			}
+		case sub == "config" || sub == "c" || sub == "set" || sub == "get" && base == "pnpm":
+			w.npmConfigCommand(base, sub, args[at+1:])
 		}
 	}
 	label := base
@@ -1557,6 +1735,10 @@ func (w *walker) inlineScript(label, script string, pos []string, fresh, static 
 	if !static {
 		w.problem("the script run by %s is not a literal", label)
 	}
+	if looksWindows(script) {
+		// The floor reads a nested line the Windows way too, as it does the top-level one.
+		w.floorOnly(label).windowsScript(script, label)
+	}
 	cmds, fast := w.sh.fastSplit(script)
 	var f *syntax.File
 	if !fast {
@@ -1622,10 +1804,47 @@ func (w *walker) exported(builtin, name string, args []Arg) {
 			return
 		}
 	}
+	if w.sh.exported == nil {
+		w.sh.exported = map[string]bool{}
+	}
+	w.sh.exported[name] = true
 	if !HarmlessEnv(name) {
 		w.an.EnvExported = true
 		w.an.EnvExportedNames = append(w.an.EnvExportedNames, name)
 	}
+}
+
+// Reconfigures reports an environment variable that can change what a tool does: one that
+// changes what runs or names a program, and the variables through which the everyday tools
+// read options, configuration files and defaults (GREP_OPTIONS, TAR_OPTIONS, LS_COLORS, …).
+// Any other name (FOO, NODE_ENV, BUILD_ID) is read by the programs that look for it, not by
+// the safe bins.
+func Reconfigures(name string) bool {
+	if HarmlessEnv(name) {
+		return false
+	}
+	if dangerousEnv(name) || commandEnv(name) {
+		return true
+	}
+	switch name {
+	case "GZIP", "BZIP", "BZIP2", "TMPDIR", "TMP", "TEMP", "TIME_STYLE", "BLOCK_SIZE", "BLOCKSIZE", "QUOTING_STYLE",
+		"TABSIZE", "SIMPLE_BACKUP_SUFFIX", "VERSION_CONTROL", "MORE", "LESS", "SHELL", "USER", "LOGNAME", "PWD",
+		"OLDPWD", "CDPATH", "MAIL", "MAILPATH", "TERMINFO", "TERMCAP", "SORT_BUFFER_SIZE":
+		return true
+	}
+	for _, p := range []string{"GREP_", "RIPGREP_", "RG_", "TAR_", "XZ_", "ZSTD_", "LS_", "JQ_", "DIFF", "FIND", "SED_", "AWK",
+		"LESS", "GIT_", "XDG_", "LD_", "DYLD_", "PYTHON", "NODE_OPTIONS", "NPM_", "npm_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	for _, p := range []string{"_OPTIONS", "_OPTS", "_OPT", "_FLAGS", "_CONFIG", "_CONF", "_CONFIG_PATH", "_CONFIG_FILE", "RC",
+		"PATH", "_HOME", "_DIR", "_DIRS", "_COLORS", "_COLOR", "_SIZE"} {
+		if strings.HasSuffix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // shared runs a script in the current shell (eval, trap, source): variables, functions and the
@@ -1646,10 +1865,19 @@ func (w *walker) shared(label, script string, static bool) {
 func (w *walker) callFunc(name string, body *syntax.Stmt, args []Arg) {
 	s := w.emit(args, KindFunction)
 	s.Benign = true
-	for _, c := range w.calls {
-		if c == name {
-			return // a recursive call: reported where the function was declared
+	for _, fr := range w.calls {
+		if fr.name != name {
+			continue
 		}
+		// A recursive call, seen as it runs (through eval, $FUNCNAME, another function):
+		// unbounded when it runs in the background or the body started work in the
+		// background on the way here.
+		if w.async > fr.async || w.sh.bg > max(fr.bg, w.sh.waited) {
+			w.forkBomb("function " + name + " calls itself in the background or after starting work in the background")
+		} else {
+			w.problem("the function %s calls itself (it may never end)", name)
+		}
+		return
 	}
 	if len(w.calls) >= 4 || w.sh.replays >= maxReplays {
 		w.problem("functions called too many times or too deep to judge")
@@ -1663,10 +1891,21 @@ func (w *walker) callFunc(name string, body *syntax.Stmt, args []Arg) {
 		known = known && a.Known
 	}
 	c := w.sub()
-	c.calls = append(w.calls[:len(w.calls):len(w.calls)], name)
+	c.calls = append(w.calls[:len(w.calls):len(w.calls)], callFrame{name: name, async: w.async, bg: w.sh.bg})
 	c.pos, c.posKnown = pos, known
 	c.varsOwned = w.varsOwned
+	stack := []string{name}
+	for i := len(w.calls) - 1; i >= 0; i-- {
+		stack = append(stack, w.calls[i].name)
+	}
+	old, hadOld := w.vars["FUNCNAME"]
+	c.setVar("FUNCNAME", varVal{val: name, known: true, arr: stack})
 	c.walkStmt(body)
+	if hadOld {
+		c.setVar("FUNCNAME", old)
+	} else {
+		c.unsetVar("FUNCNAME")
+	}
 	// A function runs in this shell: its assignments and cd carry over.
 	w.vars, w.varsOwned, w.funcs, w.cwd, w.cwdRel = c.vars, c.varsOwned, c.funcs, c.cwd, c.cwdRel
 }
@@ -1701,6 +1940,178 @@ func (w *walker) npmConfig(base string, args []Arg) {
 			w.hiddenScript(base+" --"+key, val, known)
 		default:
 			w.problem("%s --%s changes what %s loads", base, key, base)
+		}
+	}
+}
+
+// hasAny reports an argument equal to one of opts.
+func hasAny(args []Arg, opts ...string) bool {
+	for _, a := range args {
+		for _, o := range opts {
+			if a.Value == o {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// npmSubcommand finds npm's subcommand after its options: the word and its index.
+func npmSubcommand(args []Arg) (string, int) {
+	for i := 1; i < len(args); i++ {
+		v := args[i].Value
+		if v == "--" {
+			return "", len(args)
+		}
+		if !strings.HasPrefix(v, "-") {
+			return v, i
+		}
+		if name, _, hasVal := strings.Cut(v, "="); !hasVal && npmValueOption(name) {
+			i++
+		}
+	}
+	return "", len(args)
+}
+
+// npmValueOption names the npm options that take a value as the next word.
+func npmValueOption(name string) bool {
+	switch name {
+	case "--prefix", "-C", "--dir", "--cwd", "-w", "--workspace", "--registry", "--scope", "--userconfig",
+		"--globalconfig", "--cache", "--loglevel", "--filter", "-F", "--location", "-L", "--tag", "--otp":
+		return true
+	}
+	return false
+}
+
+// npmInitPackage is the package npm init / npm create runs (npm init @scope, npm init x@1), or
+// ok=false when it only writes a package.json.
+func npmInitPackage(rest []Arg) (string, bool) {
+	for i := 0; i < len(rest); i++ {
+		v := rest[i].Value
+		if v == "--" {
+			if i+1 < len(rest) {
+				return rest[i+1].Value, true
+			}
+			return "", false
+		}
+		if strings.HasPrefix(v, "-") {
+			if name, _, hasVal := strings.Cut(v, "="); !hasVal && npmValueOption(name) {
+				i++
+			}
+			continue
+		}
+		return v, true
+	}
+	return "", false
+}
+
+// createBin is the binary npm init runs for a package: create-x for x, @scope/create for
+// @scope, @scope/create-x for @scope/x.
+func createBin(pkg string) string {
+	if i := strings.LastIndexByte(pkg, '@'); i > 0 {
+		pkg = pkg[:i]
+	}
+	if scope, name, ok := strings.Cut(pkg, "/"); ok && strings.HasPrefix(scope, "@") {
+		return "create-" + strings.TrimPrefix(name, "create-")
+	}
+	if strings.HasPrefix(pkg, "@") {
+		return "create"
+	}
+	return "create-" + strings.TrimPrefix(pkg, "create-")
+}
+
+// npmConfigCommand looks at npm config set/delete/edit (and npm set): a setting stored for
+// every later npm command. Setting one that names a program hands it to the floor too.
+func (w *walker) npmConfigCommand(base, sub string, rest []Arg) {
+	action := sub
+	if sub == "config" || sub == "c" {
+		action = ""
+		for _, a := range rest {
+			if !strings.HasPrefix(a.Value, "-") {
+				action = a.Value
+				break
+			}
+		}
+		if action != "" {
+			for i, a := range rest {
+				if a.Value == action {
+					rest = rest[i+1:]
+					break
+				}
+			}
+		}
+	}
+	switch action {
+	case "get", "list", "ls", "":
+		return
+	}
+	var ops []string
+	for i := 0; i < len(rest); i++ {
+		v := rest[i].Value
+		if strings.HasPrefix(v, "-") {
+			if name, _, hasVal := strings.Cut(v, "="); !hasVal && npmValueOption(name) {
+				i++
+			}
+			continue
+		}
+		ops = append(ops, v)
+	}
+	if action == "edit" || action == "fix" || len(ops) == 0 {
+		w.problem("%s config %s changes how later %s commands run", base, action, base)
+		return
+	}
+	for i := 0; i < len(ops); i++ {
+		key, val, hasVal := strings.Cut(ops[i], "=")
+		if !hasVal && i+1 < len(ops) && action != "delete" && action != "rm" {
+			i++
+			val = ops[i]
+		}
+		if !harmlessNpmSetting(key) {
+			w.problem("%s config %s %s changes how later %s commands run", base, action, key, base)
+		}
+		if npmCommandConfig(strings.ToLower(strings.ReplaceAll(key, "-", "_"))) || strings.EqualFold(key, "scriptShell") {
+			w.floorScript(base+" config "+key, val)
+		}
+	}
+}
+
+// harmlessNpmSetting names the npm settings that only change defaults of saving, output and
+// package.json authoring: the others change what runs, where packages come from, what is
+// trusted or where credentials go.
+func harmlessNpmSetting(key string) bool {
+	switch strings.ToLower(strings.ReplaceAll(key, "_", "-")) {
+	case "save-exact", "save-prefix", "save", "save-dev", "save-optional", "save-peer", "save-bundle", "init-author-name",
+		"init-author-email", "init-author-url", "init-license", "init-version", "fund", "audit", "audit-level",
+		"progress", "loglevel", "color", "update-notifier", "engine-strict", "legacy-peer-deps", "strict-peer-deps",
+		"package-lock", "lockfile-version", "message", "git-tag-version", "tag-version-prefix", "preid",
+		"fetch-retries", "fetch-retry-mintimeout", "fetch-retry-maxtimeout", "fetch-timeout", "maxsockets",
+		"prefer-online", "prefer-offline", "heading", "unicode", "long", "parseable", "json", "searchlimit", "omit",
+		"include", "install-strategy", "install-links", "sign-git-commit", "commit-hooks", "fund-message", "timing":
+		return true
+	}
+	return false
+}
+
+// npmDirs looks at the options that make npm run another directory's package.json scripts.
+func (w *walker) npmDirs(base string, args []Arg) {
+	for i := 1; i < len(args); i++ {
+		v := args[i].Value
+		if v == "--" {
+			return
+		}
+		name, val, hasVal := strings.Cut(v, "=")
+		switch name {
+		case "--prefix", "-C", "--dir", "--cwd":
+			if !hasVal {
+				if i+1 >= len(args) {
+					return
+				}
+				i++
+				val = args[i].Value
+			}
+			if !w.inProjectDir(joinCwd(w.cwd, val)) {
+				w.problem("%s %s %s runs the scripts of a package outside the project", base, name, val)
+			}
 		}
 	}
 }

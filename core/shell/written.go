@@ -2,6 +2,7 @@ package shell
 
 import (
 	"path"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -378,4 +379,128 @@ func (w *walker) guessScripts(label string) {
 		}
 		w.floorScript(label+" (guessed input)", b.String())
 	}
+}
+
+// fdInput is a here-document or here-string given on a descriptor other than 0.
+type fdInput struct {
+	fd int
+	in stdinState
+}
+
+// fdText records the text of a here-document on descriptor fd (3<<< …).
+func (w *walker) fdText(fd string, st stdinState) {
+	n, err := strconv.Atoi(fd)
+	if err != nil {
+		return
+	}
+	w.fds = append(w.fds[:len(w.fds):len(w.fds)], fdInput{fd: n, in: st})
+}
+
+// fdPath reads /dev/fd/N, /proc/self/fd/N and /dev/stdin-like names: the descriptor, or -1.
+func fdPath(p string) int {
+	switch {
+	case isStdinPath(p):
+		return 0
+	case strings.HasPrefix(p, "/dev/fd/"):
+		p = p[len("/dev/fd/"):]
+	case strings.HasPrefix(p, "/proc/self/fd/"):
+		p = p[len("/proc/self/fd/"):]
+	default:
+		return -1
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// fileText is the content of a file a command reads when the command line itself provides it:
+// a process substitution (<(…)), the standard input or another descriptor given a
+// here-document, or a file the line wrote. found is false for any other file; known says
+// whether the content was worked out.
+func (w *walker) fileText(a Arg) (text string, known, found bool) {
+	if a.proc != nil {
+		out, ok := w.evalSub(a.proc.Stmts)
+		return out, ok, true
+	}
+	if !a.Known {
+		return "", false, false
+	}
+	if n := fdPath(a.Value); n >= 0 {
+		if n == 0 {
+			t, kind := w.stdinText()
+			return t, kind == stdinKnown, kind != stdinInherit
+		}
+		for i := len(w.fds) - 1; i >= 0; i-- {
+			if w.fds[i].fd == n {
+				return w.fds[i].in.text, w.fds[i].in.kind == stdinKnown, true
+			}
+		}
+		return "", false, true // a descriptor the line opened on something not known
+	}
+	return w.writtenFile(a.Value)
+}
+
+// coproc handles coproc [NAME] CMD: NAME holds the descriptors to read CMD's output from and to
+// write its input to. When CMD is a shell or an interpreter reading its standard input, what the
+// line writes to it is a script (coproc bash; echo 'cmd' >&"${COPROC[1]}").
+func (w *walker) coproc(c *syntax.CoprocClause) {
+	name := "COPROC"
+	if c.Name != nil {
+		if v, ok := staticWord(c.Name); ok && isName(v) {
+			name = v
+		}
+	}
+	st := c.Stmt
+	if b, ok := st.Cmd.(*syntax.Block); ok && len(b.Stmts) == 1 {
+		st = b.Stmts[0]
+	}
+	out, in := "63", "60"
+	w.assigned(name)
+	w.setVar(name, varVal{known: true}.array([]string{out, in}, nil))
+	argv, ok := stmtArgv(st)
+	if !ok || len(argv) == 0 {
+		return
+	}
+	base := Base(argv[0])
+	reads := isShell(base) && !contains(argv[1:], "-c")
+	if lang := interpreter(base, nil); lang != "" {
+		reads = true
+	}
+	if !reads {
+		return
+	}
+	if w.sh.coprocs == nil {
+		w.sh.coprocs = map[string]string{}
+	}
+	w.sh.coprocs[in] = base
+}
+
+// intoCoproc hands the floor what a statement writes to a coprocess that runs it.
+func (w *walker) intoCoproc(s *syntax.Stmt) {
+	var label string
+	for _, r := range s.Redirs {
+		if r.Op != syntax.DplOut || r.N != nil && r.N.Value != "1" {
+			continue
+		}
+		t, ok := w.wordString(r.Word)
+		if l, found := w.sh.coprocs[t]; ok && found {
+			label = l
+		}
+	}
+	if label == "" || s.Cmd == nil {
+		return
+	}
+	bare := *s
+	bare.Redirs = nil
+	c := w.sub()
+	c.judged = false
+	text, known := c.evalStmt(&bare, w.stdin)
+	if !known {
+		w.problem("a coprocess %s runs what the line writes to it", label)
+		return
+	}
+	w.problem("a coprocess %s runs what the line writes to it", label)
+	w.floorScript("coproc "+label, text)
 }
