@@ -74,6 +74,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for audit keys and claims; nil means time.Now.
 	Now func() time.Time
+
+	// wrapKV, when set, wraps the client's KV: the package's tests inject etcd's failures
+	// through it (a commit whose answer is lost).
+	wrapKV func(clientv3.KV) clientv3.KV
 }
 
 func (o *Options) withDefaults() error {
@@ -203,6 +207,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcd: connecting to %s: %w", strings.Join(opts.Endpoints, ","), err)
+	}
+	if opts.wrapKV != nil {
+		cli.KV = opts.wrapKV(cli.KV)
 	}
 	s := &Store{
 		opts: opts, cli: cli, log: opts.Logger, now: opts.Now, k: keys{p: opts.Prefix},

@@ -66,7 +66,7 @@ func (s *Store) Create(ctx context.Context, r *approval.Request, audit approval.
 			main = pk
 		}
 		if cur, exists := t.expectAbsent(main); exists {
-			if bytes.Equal(cur, raw) {
+			if t.mayHaveCommitted() && bytes.Equal(cur, raw) {
 				return nil // an earlier attempt of this very write committed
 			}
 			return fmt.Errorf("request %s already exists", id)
