@@ -358,6 +358,13 @@ func (k keys) pendingPrefix() string    { return k.p + "pend/" }
 func (k keys) owner(id string) string { return k.p + "own/" + id }
 func (k keys) ownerPrefix() string    { return k.p + "own/" }
 
+// post claims the post of a pending request's card to one chat (see ClaimPost); the
+// request's claims are under postPrefix.
+func (k keys) post(id, channel, chat string) string {
+	return k.postPrefix(id) + hx(channel) + "/" + hx(chat)
+}
+func (k keys) postPrefix(id string) string { return k.p + "post/" + hx(id) + "/" }
+
 // session is an agent's own record of a session name ("" the record every agent shares),
 // under the name's prefix.
 func (k keys) session(agent, name string) string { return k.sessionPrefix(name) + hx(agent) }

@@ -89,6 +89,12 @@ func (s *Store) Create(ctx context.Context, r *approval.Request, audit approval.
 	})
 }
 
+// delPosts deletes the claims of a request's card posts (it is no longer pending).
+func (t *txn) delPosts(id string) {
+	p := t.s.k.postPrefix(id)
+	t.delRange(p, clientv3.GetPrefixRangeEnd(p))
+}
+
 // countPending moves the pending counters by delta, refusing to go over the caps.
 func (t *txn) countPending(r *approval.Request, delta int64) error {
 	lim := t.s.opts.Limits
@@ -232,6 +238,7 @@ func (s *Store) Resolve(ctx context.Context, id string, res approval.Resolution,
 		t.put(t.s.k.decided(id), raw)
 		t.del(t.s.k.pending(id))
 		t.del(t.s.k.owner(id))
+		t.delPosts(id)
 		if err := t.countPending(&r, -1); err != nil {
 			return err
 		}
