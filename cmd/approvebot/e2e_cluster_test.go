@@ -641,7 +641,7 @@ poll_timeout = "3s"
 	if reposted > 4 {
 		t.Errorf("%d cards posted again, more than the killed replica can have been posting", reposted)
 	}
-	t.Logf("%d presses across the takeover, %d cards posted again after their poster died", len(results), reposted)
+	t.Logf("%d presses across the takeover; cards posted again after their poster died: %d", len(results), reposted)
 }
 
 // postedAgainAfterDeath reports whether request id's two cards are the one case a card is

@@ -97,6 +97,7 @@ func (g *Gate) deliver(rec approval.Request, targets []approval.Target, fallback
 				g.metrics.Delivery(t.Channel, err)
 				if err != nil {
 					g.log.Warn("posting card failed", "request_id", rec.ID, "channel", t.Channel, "err", err)
+					g.postFailed(rec.ID, t)
 					return
 				}
 				mu.Lock()
@@ -112,48 +113,51 @@ func (g *Gate) deliver(rec approval.Request, targets []approval.Target, fallback
 	}()
 }
 
-// claimPost decides whether this replica posts request id's card to t: once per process
-// (a request this replica adopts back while its own post is in flight is not posted
-// again), and on a PostClaimer store only under the cluster-wide claim. handled is true
-// when the card is not posted here because it needs no post from this replica (already
-// posted or being posted, recorded, or the request decided or owned by another).
+// claimPost decides whether this replica posts request id's card to t: on a PostClaimer
+// store only under the cluster-wide claim, and once per process (a request this replica
+// adopts back while its own post is in flight, or after, is not posted again). handled is
+// true when the card is not posted here because it needs no post from this replica
+// (posted or being posted, recorded, or the request decided or owned by another).
 func (g *Gate) claimPost(ctx context.Context, id string, t approval.Target) (post, handled bool) {
-	g.mu.Lock()
-	w := g.live[id]
-	if w != nil {
-		if w.posts[t] {
-			g.mu.Unlock()
+	if pc := g.postClaimer(); pc != nil {
+		claim, err := pc.ClaimPost(ctx, id, t)
+		if err != nil {
+			g.log.Warn("claiming a card's post failed; the card is not posted", "request_id", id, "channel", t.Channel, "chat", t.Chat, "err", err)
+			return false, false
+		}
+		if !claim.Post {
+			g.log.Debug("not posting a card", "request_id", id, "channel", t.Channel, "chat", t.Chat, "because", claim.Skip)
 			return false, true
 		}
-		if w.posts == nil {
-			w.posts = map[approval.Target]bool{}
+		if claim.Previous != "" {
+			g.log.Warn("posting a card again: the replica that claimed its post lost the request before recording it, so the chat may show this request's card twice",
+				"request_id", id, "channel", t.Channel, "chat", t.Chat, "claimed_by", claim.Previous)
 		}
-		w.posts[t] = true
 	}
-	g.mu.Unlock()
-	pc := g.postClaimer()
-	if pc == nil {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	w := g.live[id]
+	if w == nil {
 		return true, false
 	}
-	claim, err := pc.ClaimPost(ctx, id, t)
-	if err != nil {
-		g.log.Warn("claiming a card's post failed; the card is not posted", "request_id", id, "channel", t.Channel, "chat", t.Chat, "err", err)
-		g.mu.Lock()
-		if w != nil {
-			delete(w.posts, t)
-		}
-		g.mu.Unlock()
-		return false, false
-	}
-	if !claim.Post {
-		g.log.Debug("not posting a card", "request_id", id, "channel", t.Channel, "chat", t.Chat, "because", claim.Skip)
+	if w.posts[t] {
 		return false, true
 	}
-	if claim.Previous != "" {
-		g.log.Warn("posting a card again: the replica that claimed its post lost the request before recording it, so the chat may show this request's card twice",
-			"request_id", id, "channel", t.Channel, "chat", t.Chat, "claimed_by", claim.Previous)
+	if w.posts == nil {
+		w.posts = map[approval.Target]bool{}
 	}
+	w.posts[t] = true
 	return true, false
+}
+
+// postFailed forgets that this process posts request id's card to t: a later adoption of
+// the request here may try again.
+func (g *Gate) postFailed(id string, t approval.Target) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if w := g.live[id]; w != nil {
+		delete(w.posts, t)
+	}
 }
 
 func (g *Gate) recordCard(id string, ref approval.CardRef) {

@@ -21,9 +21,22 @@ type lostAnswers struct {
 	mu    sync.Mutex
 	armed map[string]int // key -> commits still to answer with a timeout
 	lost  int
+	// then runs once after the first committed transaction that writes a key with its
+	// prefix, before its caller learns the outcome.
+	then map[string]func()
 }
 
-func newLostAnswers() *lostAnswers { return &lostAnswers{armed: map[string]int{}} }
+func newLostAnswers() *lostAnswers {
+	return &lostAnswers{armed: map[string]int{}, then: map[string]func(){}}
+}
+
+// afterCommit runs fn once, after the next committed transaction that writes a key under
+// prefix and before its answer.
+func (l *lostAnswers) afterCommit(prefix string, fn func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.then[prefix] = fn
+}
 
 func (l *lostAnswers) wrap(kv clientv3.KV) clientv3.KV { l.KV = kv; return l }
 
@@ -68,6 +81,20 @@ func (t *lostAnswerTxn) Commit() (*clientv3.TxnResponse, error) {
 	resp, err := t.Txn.Commit()
 	if err != nil || !resp.Succeeded {
 		return resp, err
+	}
+	t.l.mu.Lock()
+	var then []func()
+	for _, k := range t.writes {
+		for p, fn := range t.l.then {
+			if strings.HasPrefix(k, p) {
+				then = append(then, fn)
+				delete(t.l.then, p)
+			}
+		}
+	}
+	t.l.mu.Unlock()
+	for _, fn := range then {
+		fn()
 	}
 	t.l.mu.Lock()
 	defer t.l.mu.Unlock()

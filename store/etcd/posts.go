@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -42,9 +43,14 @@ func (s *Store) ClaimPost(ctx context.Context, id string, to approval.Target) (g
 	}
 	for conflicts := 0; ; {
 		if !s.lease.alive() {
-			// The lease is about to be given up (see leaseKeeper): its requests go to the
-			// maintenance leader, which posts their cards.
-			return gate.PostClaim{Skip: gate.SkipNotOwner}, nil
+			// The lease is about to be given up (see leaseKeeper), or an answer comes late
+			// and keeps it: wait for either. Given up, its requests go to the maintenance
+			// leader, and the next round finds this replica no longer their owner.
+			if !sleepCtx(ctx, backoff) {
+				return gate.PostClaim{}, unavailable("claiming a card's post", errors.New("the replica's lease is not being kept alive"))
+			}
+			backoff = min(backoff*2, time.Second)
+			continue
 		}
 		lease := s.lease.id()
 		owned := []clientv3.Cmp{

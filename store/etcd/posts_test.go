@@ -435,3 +435,41 @@ func TestTheHeirPostsToEveryChatWithoutARecordedCard(t *testing.T) {
 		t.Fatalf("cards posted per chat: %v, want one in each", count)
 	}
 }
+
+// TestAReplicaWhoseLeaseEndsBeforeItPostsLeavesTheCardToTheAdoption: the creator's lease
+// ends between storing the request and claiming its card's post. It does not post: the
+// request is no longer its own. Leading maintenance on its new lease, it adopts the
+// request back and posts the card then, once.
+func TestAReplicaWhoseLeaseEndsBeforeItPostsLeavesTheCardToTheAdoption(t *testing.T) {
+	faults := newLostAnswers()
+	st := openAt(t, etcdEndpoints(t), freshPrefix(), func(o *Options) { o.wrapKV = faults.wrap; o.Name = "creator" })
+	p := newChatPlatform()
+	g, logs := gateOn(t, st, &platformChannel{p: p, to: chatA})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	faults.afterCommit(st.k.pendingPrefix(), func() {
+		if _, err := st.cli.Revoke(ctx, st.lease.id()); err != nil {
+			t.Error(err)
+		}
+	})
+	go st.Lead(ctx, "maintenance", func(ctx context.Context) { st.Adopt(ctx, g.Adopt) })
+	rec, err := g.Submit(ctx, ask("make later"), gate.Caller{Name: "agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the card recorded", func() bool {
+		live := g.LivePending(chatA.Channel, chatA.Chat)
+		return len(live) == 1 && len(live[0].Cards) > 0
+	})
+	g.Close(context.Background())
+	if posts := p.postsOf(rec.ID); len(posts) != 1 {
+		t.Fatalf("posted %d cards (%v), want one", len(posts), posts)
+	}
+	l := logs.String()
+	if !strings.Contains(l, "delivering a request whose replica is gone") {
+		t.Fatal("the card was not posted by the adoption: the test did not test it")
+	}
+	if strings.Contains(l, "posting a card again") {
+		t.Fatal("the adoption took over a claim: the creator claimed although its lease had ended")
+	}
+}
