@@ -1,0 +1,37 @@
+package policy_test
+
+// The lead's wave after the merge of both fixes: globs made to match hidden files (dotglob,
+// GLOBIGNORE) and sensitive paths behind an unknown first part, which must ask even where
+// security = "full" allows every command; and the everyday spellings next to them.
+
+func leadWave() []rclass {
+	return []rclass{
+		{"sensitive", group(
+			ks(concern,
+				`shopt -s dotglob; tar czf x.tgz *`,
+				`shopt -s dotglob; cp * /tmp/out/`,
+				`shopt -s dotglob; grep -l KEY *`,
+				`shopt -s dotglob; wc -c ./*`,
+				`shopt -s nullglob dotglob; cat ~/.[s]*/*`,
+				`shopt -s dotglob globstar; grep -r x **`,
+				`GLOBIGNORE=x; cat *`,
+				`GLOBIGNORE=.:..; head ~/*`,
+				`GLOBIGNORE=/nothing cat ./*`,
+				`cat ${HOME##x}/.netrc`,
+				`cat "${HOME/#x/}/.aws/config"`,
+				`cat $(printf %s "$HOME")/.git-credentials`,
+				"cat `echo ~`/.pgpass",
+				`head -n 3 ${XDG_CONFIG_HOME:-$HOME/.config}/gh/hosts.yml`,
+				`cat ${X}.env`,
+			),
+		)},
+		{"everyday", group(
+			ks(everyday,
+				`ls *.go`,
+				`cat ./*.md`,
+				`wc -l src/*`,
+				`shopt -s nullglob; ls *.txt`,
+			),
+		)},
+	}
+}
