@@ -35,3 +35,17 @@ func leadWave() []rclass {
 		)},
 	}
 }
+
+// leadEnvWave: indirect expansions whose name is known or not.
+func leadEnvWave() []rclass {
+	return []rclass{
+		{"environment", group(
+			ks(concern,
+				`n=AWS_SECRET_ACCESS_KEY; printf %s "${!n}"`,
+				`read -r n <<< GITHUB_TOKEN; echo "${!n}"`,
+				`n=$(echo NPM_TOKEN); echo ${!n}`,
+				`for n in GH_TOKEN; do echo ${!n}; done`,
+			),
+		)},
+	}
+}
