@@ -359,7 +359,7 @@ func (e *effectJudge) segment(s *shell.Segment) {
 		return
 	}
 	ef := &e.ef
-	*ef = effects{writes: ef.writes[:0], trees: ef.trees[:0], reads: ef.reads[:0], envVars: ef.envVars[:0],
+	*ef = effects{writes: ef.writes[:0], trees: ef.trees[:0], lists: ef.lists[:0], reads: ef.reads[:0], envVars: ef.envVars[:0],
 		selects: ef.selects[:0], selectIn: ef.selectIn[:0]}
 	spec.effects(call, ef)
 	if name == "rg" && s.PipePos > 0 && len(ef.trees) == 1 && ef.trees[0] == "." {
@@ -391,6 +391,12 @@ func (e *effectJudge) segment(s *shell.Segment) {
 	}
 	for _, t := range ef.trees {
 		e.tree(sc, t)
+	}
+	for _, d := range ef.lists {
+		if g, ok := sc.matchListing(expandTilde(d, s.Home)); ok {
+			e.cs.add(Concern{Kind: ConcernSensitive, What: d, Glob: g,
+				Reason: name + " lists every name under " + d + ", which holds the sensitive path " + g})
+		}
 	}
 	for _, sel := range ef.selects {
 		for _, d := range ef.selectIn {
