@@ -36,6 +36,14 @@ func leadWave() []rclass {
 				`du -a /root`,
 				`tree ~`,
 				`tree -fi /home`,
+				// mkdir and touch are safe bins: what they write is judged.
+				`touch ~/.bashrc`,
+				`touch ~/.ssh/authorized_keys`,
+				`mkdir -p ~/.config/systemd/user`,
+				`mkdir -p .git/hooks`,
+				`touch -r ~/.ssh/id_rsa x`,
+				`mkdir -p /etc/cron.d/x`,
+				`touch .env.local`,
 			),
 		)},
 		{"everyday", group(
@@ -52,6 +60,10 @@ func leadWave() []rclass {
 				`find .. -name '*.go'`,
 				`find ~ -type f -name '*.md'`,
 				`find /usr/include -name '*.h'`,
+				`mkdir -p build && touch build/.keep`,
+				`mkdir -p out/logs`,
+				`touch notes.md`,
+				`touch -d '2 days ago' stamp`,
 			),
 		)},
 	}

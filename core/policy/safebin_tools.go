@@ -215,8 +215,13 @@ func buildToolSpecs() map[string]*toolSpec {
 	add("mv", &toolSpec{effects: copyEffects(false)})
 	add("install", &toolSpec{effects: installEffects})
 	add("ln", &toolSpec{effects: lnEffects})
-	for _, n := range []string{"rm", "rmdir", "unlink", "shred", "mkdir", "mkfifo", "touch", "truncate"} {
+	for _, n := range []string{"rm", "rmdir", "unlink", "shred", "mkfifo", "truncate"} {
 		add(n, &toolSpec{effects: writesOperands(0)})
+	}
+	// mkdir and touch can be safe bins: they write only what they name, and the effects judge
+	// where (inside the project, nothing sensitive). touch -r and -d read times, nothing else.
+	for _, n := range []string{"mkdir", "touch"} {
+		add(n, &toolSpec{safe: safeAll, injectSafe: true, effects: writesOperands(0)})
 	}
 	add("mknod", &toolSpec{effects: func(c *toolCall, e *effects) {
 		if len(c.p.Operands) > 0 {
