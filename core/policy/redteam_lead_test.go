@@ -82,3 +82,28 @@ func leadEnvWave() []rclass {
 		)},
 	}
 }
+
+// leadGitWave: what git subcommands do besides their arguments, under the developer allowlist.
+func leadGitWave() []rclass {
+	return []rclass{
+		{"hidden_git", group(
+			ks(concern,
+				`git bundle create /tmp/x.bundle HEAD`,
+				`git bundle create ~/.bashrc HEAD`,
+				`git clean -fX`,
+				`git clean -f -x -d`,
+				`git clean -dfx -e keep`,
+				`git instaweb --httpd=webrick`,
+				`git daemon --export-all --base-path=.`,
+				`git web--browse http://x`,
+				`git help --web log`,
+			),
+			ks(everydayDev,
+				`git bundle create repo.bundle --all`,
+				`git clean -fd`,
+				`git clean -ndx`,
+				`git help log`,
+			),
+		)},
+	}
+}
