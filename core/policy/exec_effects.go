@@ -273,6 +273,16 @@ func (e *effectJudge) segment(s *shell.Segment) {
 			continue
 		}
 		e.word(sc, a.Value, a.Pattern, a.Known, a.Prefix, readsTrees && k > 0)
+		if !a.Known && a.Pattern == "" && a.Suffix > 0 && a.Suffix <= len(a.Value) {
+			// What follows the last unknown expansion may end a sensitive path anywhere:
+			// ${HOME/#/}/.aws/credentials.
+			suffix := a.Value[len(a.Value)-a.Suffix:]
+			p := "/**/*" + escapeGlob(suffix)
+			if strings.HasPrefix(suffix, "/") {
+				p = "/**" + escapeGlob(suffix)
+			}
+			e.glob(sc, "…"+suffix, p, false)
+		}
 	}
 	for _, env := range s.Env {
 		if k, v, ok := strings.Cut(env, "="); ok && v != "" {
@@ -349,7 +359,7 @@ func (e *effectJudge) segment(s *shell.Segment) {
 		return
 	}
 	ef := &e.ef
-	*ef = effects{writes: ef.writes[:0], trees: ef.trees[:0], reads: ef.reads[:0], envVars: ef.envVars[:0],
+	*ef = effects{writes: ef.writes[:0], trees: ef.trees[:0], lists: ef.lists[:0], reads: ef.reads[:0], envVars: ef.envVars[:0],
 		selects: ef.selects[:0], selectIn: ef.selectIn[:0]}
 	spec.effects(call, ef)
 	if name == "rg" && s.PipePos > 0 && len(ef.trees) == 1 && ef.trees[0] == "." {
@@ -381,6 +391,12 @@ func (e *effectJudge) segment(s *shell.Segment) {
 	}
 	for _, t := range ef.trees {
 		e.tree(sc, t)
+	}
+	for _, d := range ef.lists {
+		if g, ok := sc.matchListing(expandTilde(d, s.Home)); ok {
+			e.cs.add(Concern{Kind: ConcernSensitive, What: d, Glob: g,
+				Reason: name + " lists every name under " + d + ", which holds the sensitive path " + g})
+		}
 	}
 	for _, sel := range ef.selects {
 		for _, d := range ef.selectIn {
@@ -455,6 +471,12 @@ func (e *effectJudge) word(sc *sensScope, w, pattern string, known bool, prefix 
 		return
 	}
 	if pattern != "" {
+		if e.an != nil && e.an.GlobsMatchHidden {
+			// The line turned dotglob on: the glob also matches .env, keys and configuration.
+			e.cs.add(Concern{Kind: ConcernSensitive, What: w, Glob: "hidden files",
+				Reason: "the glob " + w + " also matches hidden files (.env, keys, configuration): the line turns dotglob on"})
+			return
+		}
 		e.glob(sc, w, pattern, tree)
 		eachCompoundPart(pattern, func(part string) { e.glob(sc, part, part, tree) })
 		return

@@ -284,6 +284,22 @@ func gitWrites(g *gitCall, e *effects) {
 		if len(ops) >= 2 && ops[0] == "add" {
 			e.writes = append(e.writes, ops[1])
 		}
+	case "bundle":
+		if len(ops) >= 2 && ops[0] == "create" {
+			e.writes = append(e.writes, ops[1])
+		}
+	case "clean":
+		if !gitHasFlag(rest, "n", "--dry-run") && (gitHasFlag(rest, "x", "") || gitHasFlag(rest, "X", "")) {
+			e.unknown = "git clean -x deletes the ignored files too (.env, local keys and settings), which cannot be listed"
+		}
+	case "instaweb", "daemon":
+		e.unknown = "git " + sub + " serves the repository over the network"
+	case "web--browse":
+		e.unknown = "git web--browse starts a web browser"
+	case "help":
+		if gitHasFlag(rest, "w", "--web") {
+			e.unknown = "git help --web starts a web browser"
+		}
 	case "config":
 		if !gitConfigWrites(rest) {
 			return
@@ -310,6 +326,21 @@ func gitWrites(g *gitCall, e *effects) {
 			e.writes = append(e.writes, ".git/config")
 		}
 	}
+}
+
+// gitHasFlag reports a short flag (alone or in a cluster: -fdx) or a long one before "--".
+func gitHasFlag(rest []string, short, long string) bool {
+	for _, a := range rest {
+		switch {
+		case a == "--":
+			return false
+		case long != "" && a == long:
+			return true
+		case short != "" && len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Contains(a[1:], short):
+			return true
+		}
+	}
+	return false
 }
 
 // cloneDir is the directory git clone makes for a repository URL: its last element without

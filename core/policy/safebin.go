@@ -9,9 +9,9 @@ import (
 // tools whose argv profile rules out writing files and running other programs.
 var DefaultSafeBins = []string{
 	"basename", "cat", "cmp", "column", "comm", "cut", "date", "df", "diff", "dirname", "du", "file",
-	"find", "fold", "grep", "head", "id", "jq", "ls", "md5sum", "nl", "od", "readlink", "realpath",
+	"find", "fold", "grep", "head", "id", "jq", "ls", "md5sum", "mkdir", "nl", "od", "readlink", "realpath",
 	"rev", "rg", "sed", "sha1sum", "sha256sum", "sha512sum", "sort", "stat", "strings", "tac", "tail",
-	"tr", "tree", "uname", "uniq", "wc", "which", "whoami", "base64",
+	"touch", "tr", "tree", "uname", "uniq", "wc", "which", "whoami", "base64",
 }
 
 // DefaultTrustedDirs are where a safe bin must live (after resolving symlinks) when

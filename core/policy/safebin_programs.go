@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/approvebot/approvebot/core/argv"
@@ -483,10 +484,7 @@ func findSafe(c *toolCall) bool {
 // findEffects: -fprint, -fprint0, -fls and -fprintf write their file; -delete removes below the
 // start points; a command run by -exec and friends reads every file below them.
 func findEffects(c *toolCall, e *effects) {
-	points := c.p.Operands
-	if len(points) == 0 {
-		points = []string{"."}
-	}
+	points := operandsOrDot(c)
 	regexType := ""
 	for _, o := range c.p.Options {
 		switch o.Name {
@@ -516,6 +514,43 @@ func findEffects(c *toolCall, e *effects) {
 	if len(e.selects) > 0 {
 		e.selectIn = append(e.selectIn, points...)
 	}
+	// find prints the names its tests let through: a name test that only a file of one kind
+	// passes (-name '*.go', -name Makefile), joined to the rest by "and" (no -o, !, -not or
+	// ","), lists no key or credential; the selectors above judge the tests that could. A
+	// depth of at most 1 is a plain listing of the start points.
+	narrowed, depth := false, -1
+	for _, o := range c.p.Options {
+		switch o.Name {
+		case "-name", "-iname":
+			narrowed = narrowed || namesOneKind(o.Value)
+		case "-path", "-ipath", "-wholename", "-iwholename":
+			narrowed = narrowed || namesOneKind(o.Value[strings.LastIndexByte(o.Value, '/')+1:])
+		case "-maxdepth":
+			if n, err := strconv.Atoi(o.Value); err == nil && n >= 0 {
+				depth = n
+			}
+		}
+	}
+	for _, o := range c.p.Options {
+		switch o.Name {
+		case "-o", "-or", "!", "-not", ",":
+			narrowed = false
+		}
+	}
+	if !narrowed && (depth < 0 || depth > 1) {
+		e.lists = append(e.lists, points...)
+	}
+}
+
+// namesOneKind reports a name pattern that only names of one kind match: no wildcard at
+// all, or a literal extension after the last one (*.go, *_test.go, *.tar.gz).
+func namesOneKind(pat string) bool {
+	last := strings.LastIndexAny(pat, "*?[]")
+	if last < 0 {
+		return pat != ""
+	}
+	rest := pat[last+1:]
+	return strings.HasPrefix(rest, ".") && len(rest) > 1 || strings.HasPrefix(rest, "_") && strings.Contains(rest, ".")
 }
 
 func findText(c *toolCall, t *argSet) {

@@ -127,6 +127,10 @@ type effects struct {
 	writes []string
 	// trees are the directories it reads recursively; "." for the working directory.
 	trees []string
+	// lists are the directories whose every name it lists recursively without reading the
+	// files (ls -R, du -a, find, tree): the names under a home or a system directory say
+	// which keys and credentials exist.
+	lists []string
 	// unknown says why what it writes or reads cannot be known (a config file, a list of
 	// names read from a file): the call is then never allowed without a human.
 	unknown string
@@ -155,7 +159,12 @@ func buildToolSpecs() map[string]*toolSpec {
 		m[name] = ts
 	}
 	// Read-only programs whose every option is harmless.
-	for _, n := range []string{"cat", "cut", "ls", "df", "cmp", "basename", "dirname", "fold", "md5sum",
+	add("ls", &toolSpec{safe: safeAll, injectSafe: true, effects: func(c *toolCall, e *effects) {
+		if c.p.Has("R", "recursive") {
+			e.lists = append(e.lists, operandsOrDot(c)...)
+		}
+	}})
+	for _, n := range []string{"cat", "cut", "df", "cmp", "basename", "dirname", "fold", "md5sum",
 		"sha1sum", "sha256sum", "sha512sum", "od", "readlink", "realpath", "rev", "stat", "strings", "tac",
 		"uname", "whoami", "id", "column"} {
 		add(n, &toolSpec{safe: safeAll, injectSafe: true})
@@ -165,7 +174,12 @@ func buildToolSpecs() map[string]*toolSpec {
 	add("wc", &toolSpec{safe: func(c *toolCall) bool { return !c.p.Has("files0-from") }, injectSafe: true,
 		effects: filesFrom("files0-from")})
 	add("du", &toolSpec{safe: func(c *toolCall) bool { return !c.p.Has("files0-from", "exclude-from", "X") },
-		injectSafe: true, effects: filesFrom("files0-from")})
+		injectSafe: true, effects: func(c *toolCall, e *effects) {
+			filesFrom("files0-from")(c, e)
+			if c.p.Has("a", "all") {
+				e.lists = append(e.lists, operandsOrDot(c)...)
+			}
+		}})
 	add("tr", &toolSpec{safe: maxOperands(2), text: allOperands})
 	add("comm", &toolSpec{safe: maxOperands(2), injectSafe: true})
 	add("nl", &toolSpec{safe: maxOperands(1), injectSafe: true})
@@ -201,8 +215,13 @@ func buildToolSpecs() map[string]*toolSpec {
 	add("mv", &toolSpec{effects: copyEffects(false)})
 	add("install", &toolSpec{effects: installEffects})
 	add("ln", &toolSpec{effects: lnEffects})
-	for _, n := range []string{"rm", "rmdir", "unlink", "shred", "mkdir", "mkfifo", "touch", "truncate"} {
+	for _, n := range []string{"rm", "rmdir", "unlink", "shred", "mkfifo", "truncate"} {
 		add(n, &toolSpec{effects: writesOperands(0)})
+	}
+	// mkdir and touch can be safe bins: they write only what they name, and the effects judge
+	// where (inside the project, nothing sensitive). touch -r and -d read times, nothing else.
+	for _, n := range []string{"mkdir", "touch"} {
+		add(n, &toolSpec{safe: safeAll, injectSafe: true, effects: writesOperands(0)})
 	}
 	add("mknod", &toolSpec{effects: func(c *toolCall, e *effects) {
 		if len(c.p.Operands) > 0 {
@@ -320,6 +339,7 @@ func buildToolSpecs() map[string]*toolSpec {
 	add("tree", &toolSpec{parse: parseTree, safe: func(c *toolCall) bool { return !c.p.Has("R", "fromfile") },
 		effects: func(c *toolCall, e *effects) {
 			e.writes = append(e.writes, c.p.Values("o")...)
+			e.lists = append(e.lists, operandsOrDot(c)...)
 			if c.p.Has("R") {
 				// -R runs tree again in every directory with -o 00Tree.html.
 				if len(c.p.Operands) == 0 {
@@ -354,6 +374,14 @@ var listsOnly = map[string]bool{
 	"readlink": true, "basename": true, "dirname": true, "mkdir": true, "touch": true, "pwd": true, "echo": true,
 	"printf": true, "test": true, "[": true, "cd": true, "pushd": true, "popd": true, "wc": true, "cat": true,
 	"head": true, "tail": true, "which": true, "true": true, "false": true, "id": true, "date": true,
+}
+
+// operandsOrDot are the call's operands, or the working directory when it names none.
+func operandsOrDot(c *toolCall) []string {
+	if len(c.p.Operands) == 0 {
+		return []string{"."}
+	}
+	return c.p.Operands
 }
 
 func maxOperands(n int) func(c *toolCall) bool {

@@ -954,7 +954,16 @@ func (c *sensScope) matchFull(cand *candSet, full string) (string, bool) {
 	return found, found != ""
 }
 
-func (c *sensScope) matchTree(dir string) (string, bool) {
+func (c *sensScope) matchTree(dir string) (string, bool) { return c.matchBelow(dir, true) }
+
+// matchListing reports whether listing every name under dir recursively reaches a sensitive
+// path that has a place of its own (a home's keys and credentials, /etc/shadow, …). Names
+// matched anywhere (.env, *.pem, .git/hooks) do not count: a project's own tree may hold
+// them, and listing it is everyday work.
+func (c *sensScope) matchListing(dir string) (string, bool) { return c.matchBelow(dir, false) }
+
+// matchBelow is matchTree; heads says whether the names matched anywhere count too.
+func (c *sensScope) matchBelow(dir string, heads bool) (string, bool) {
 	if g, ok := c.match(dir); ok {
 		return g, true
 	}
@@ -985,7 +994,7 @@ func (c *sensScope) matchTree(dir string) (string, bool) {
 		return g, true
 	}
 	for _, r := range c.s.heads {
-		if r.nfa.matches(full) {
+		if heads && r.nfa.matches(full) {
 			return c.s.globs[r.glob].glob, true
 		}
 	}

@@ -405,6 +405,7 @@ func (w *walker) shopt(args []Arg) {
 		switch {
 		case v == "dotglob":
 			if enable {
+				w.an.GlobsMatchHidden = true
 				w.problem("shopt -s dotglob makes globs match hidden files (keys, .env, configuration)")
 			}
 		case !harmlessShopt(v):

@@ -126,6 +126,9 @@ type Analysis struct {
 	// EnvExportedNames are the names exported, in the order found; "*" stands for names that
 	// cannot be listed (set -a exports every later assignment, export -f a function).
 	EnvExportedNames []string
+	// GlobsMatchHidden is set when the line makes globs match hidden files (shopt -s dotglob,
+	// a GLOBIGNORE assignment): "*" then matches .env and the keys of ~/.ssh.
+	GlobsMatchHidden bool
 	// EnvReads are the names of the variables whose value the command line expands anywhere
 	// ($X, ${X:-…}, "$X", a here-doc body, an arithmetic expression, a name handed to
 	// declare -p or printf -v's source), deduplicated, in the order found. A variable the

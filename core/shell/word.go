@@ -719,6 +719,10 @@ func (w *walker) paramOutside(p *syntax.ParamExp) string {
 		if v, ok := w.lookup(name); ok && strings.ContainsRune(v, '[') {
 			// ${!n} with n='a[$(cmd)]': the subscript is evaluated, and runs cmd.
 			w.codeInData("${!"+name+"}", v)
+		} else if ok && isName(v) {
+			w.envRead(v) // x=GITHUB_TOKEN; echo ${!x} reads $GITHUB_TOKEN
+		} else {
+			w.envDump("${!" + name + "}") // it may name any variable, the secret ones too
 		}
 		return "an indirect expansion ${!" + name + "} (the variable it names is not known)"
 	case p.Exp != nil && p.Exp.Op == syntax.OtherParamOps:

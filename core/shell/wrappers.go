@@ -168,6 +168,9 @@ func HarmlessEnv(name string) bool {
 // assigned checks a variable set by a construct whose value is unknown (for, read, printf -v,
 // getopts, arithmetic).
 func (w *walker) assigned(name string) {
+	if name == "GLOBIGNORE" {
+		w.an.GlobsMatchHidden = true
+	}
 	if dangerousEnv(name) || commandEnv(name) {
 		w.problem("sets %s, which changes what runs", name)
 	}
@@ -208,6 +211,8 @@ func (w *walker) checkEnv(name, value string, known bool) {
 			w.gitConfig(name, kv, known)
 		}
 		return
+	case name == "GLOBIGNORE":
+		w.an.GlobsMatchHidden = true // a GLOBIGNORE that is set turns dotglob on
 	case name == "IFS" && !known:
 		w.problem("IFS is set to a value that is not known (words split where it says)")
 	}

@@ -1,0 +1,109 @@
+package policy_test
+
+// The lead's wave after the merge of both fixes: globs made to match hidden files (dotglob,
+// GLOBIGNORE) and sensitive paths behind an unknown first part, which must ask even where
+// security = "full" allows every command; and the everyday spellings next to them.
+
+func leadWave() []rclass {
+	return []rclass{
+		{"sensitive", group(
+			ks(concern,
+				`shopt -s dotglob; tar czf x.tgz *`,
+				`shopt -s dotglob; cp * /tmp/out/`,
+				`shopt -s dotglob; grep -l KEY *`,
+				`shopt -s dotglob; wc -c ./*`,
+				`shopt -s nullglob dotglob; cat ~/.[s]*/*`,
+				`shopt -s dotglob globstar; grep -r x **`,
+				`GLOBIGNORE=x; cat *`,
+				`GLOBIGNORE=.:..; head ~/*`,
+				`GLOBIGNORE=/nothing cat ./*`,
+				`cat ${HOME##x}/.netrc`,
+				`cat "${HOME/#x/}/.aws/config"`,
+				`cat $(printf %s "$HOME")/.git-credentials`,
+				"cat `echo ~`/.pgpass",
+				`head -n 3 ${XDG_CONFIG_HOME:-$HOME/.config}/gh/hosts.yml`,
+				`cat ${X}.env`,
+				// Every name under a home or a system directory, listed recursively.
+				`find ~ -name '*'`,
+				`find ~ -iname '*s*'`,
+				`find ~ -regex '.*'`,
+				`find ~ -maxdepth 3 -type f`,
+				`find ~ -name '*.go' -o -type f`,
+				`find ~ ! -name '*.go'`,
+				`find / -type f`,
+				`ls -R /etc`,
+				`ls -1R ~`,
+				`du -a /root`,
+				`tree ~`,
+				`tree -fi /home`,
+				// mkdir and touch are safe bins: what they write is judged.
+				`touch ~/.bashrc`,
+				`touch ~/.ssh/authorized_keys`,
+				`mkdir -p ~/.config/systemd/user`,
+				`mkdir -p .git/hooks`,
+				`touch -r ~/.ssh/id_rsa x`,
+				`mkdir -p /etc/cron.d/x`,
+				`touch .env.local`,
+			),
+		)},
+		{"everyday", group(
+			ks(everyday,
+				`ls *.go`,
+				`cat ./*.md`,
+				`wc -l src/*`,
+				`shopt -s nullglob; ls *.txt`,
+				`find . -type f`,
+				`ls -R`,
+				`ls -R src`,
+				`du -a`,
+				`find ~ -maxdepth 1`,
+				`find .. -name '*.go'`,
+				`find ~ -type f -name '*.md'`,
+				`find /usr/include -name '*.h'`,
+				`mkdir -p build && touch build/.keep`,
+				`mkdir -p out/logs`,
+				`touch notes.md`,
+				`touch -d '2 days ago' stamp`,
+			),
+		)},
+	}
+}
+
+// leadEnvWave: indirect expansions whose name is known or not.
+func leadEnvWave() []rclass {
+	return []rclass{
+		{"environment", group(
+			ks(concern,
+				`n=AWS_SECRET_ACCESS_KEY; printf %s "${!n}"`,
+				`read -r n <<< GITHUB_TOKEN; echo "${!n}"`,
+				`n=$(echo NPM_TOKEN); echo ${!n}`,
+				`for n in GH_TOKEN; do echo ${!n}; done`,
+			),
+		)},
+	}
+}
+
+// leadGitWave: what git subcommands do besides their arguments, under the developer allowlist.
+func leadGitWave() []rclass {
+	return []rclass{
+		{"hidden_git", group(
+			ks(concern,
+				`git bundle create /tmp/x.bundle HEAD`,
+				`git bundle create ~/.bashrc HEAD`,
+				`git clean -fX`,
+				`git clean -f -x -d`,
+				`git clean -dfx -e keep`,
+				`git instaweb --httpd=webrick`,
+				`git daemon --export-all --base-path=.`,
+				`git web--browse http://x`,
+				`git help --web log`,
+			),
+			ks(everydayDev,
+				`git bundle create repo.bundle --all`,
+				`git clean -fd`,
+				`git clean -ndx`,
+				`git help log`,
+			),
+		)},
+	}
+}
