@@ -147,6 +147,24 @@ func TestAttackSensitivePathSpellings(t *testing.T) {
 	}
 }
 
+// Relative paths below a Windows working directory, in Windows' own spelling.
+func TestAttackWindowsRelativePaths(t *testing.T) {
+	for name, e := range attackEngines(t) {
+		for _, c := range sensitiveCarriers {
+			for _, p := range []string{`..\.ssh\id_rsa`, `.\..\.aws\credentials`, `..\..\x\.netrc`, `sub\..\..\.ssh`, `.env`, `..\proj\.env`} {
+				ev := e.Evaluate(Input{Tool: c.tool, Args: c.args(p), Cwd: `C:\Users\x\proj`, Tier: TierFull})
+				if ev.Verdict == Allow || ev.Explicit {
+					t.Errorf("%s: %s %q below C:\\Users\\x\\proj: %v (%s), want never allow", name, c.tool, p, ev.Verdict, ev.Rule)
+				}
+			}
+		}
+		ev := e.Evaluate(Input{Tool: "Read", Args: map[string]any{"file_path": `src\main.go`}, Cwd: `C:\Users\x\proj`, Tier: TierAuto})
+		if ev.Verdict != Allow {
+			t.Errorf("%s: Read src\\main.go below a Windows cwd: %v (%s), want allow", name, ev.Verdict, ev.Rule)
+		}
+	}
+}
+
 // A path too long to check, or arguments nested beyond what is read, are not allowed.
 func TestAttackOpaqueArguments(t *testing.T) {
 	long := "/repo/" + strings.Repeat("a/", 3000) + "x"

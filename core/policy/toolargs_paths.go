@@ -291,6 +291,9 @@ func pathSpellings(v, cwd string) []string {
 			continue
 		}
 		add(b)
+		if isWindowsPath(cwd) && strings.ContainsRune(b, '\\') && !isWindowsPath(b) {
+			add(strings.ReplaceAll(b, `\`, "/")) // ..\.ssh\id_rsa below a Windows cwd
+		}
 		r := rewritePath(b, cwd)
 		add(r)
 		// --file=/root/.ssh/id_rsa, key=~/.aws/credentials

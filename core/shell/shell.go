@@ -31,7 +31,12 @@
 //     ${X%p}, ${X%%p}, ${X/lit/w}, ${X//lit/w}, ${#X}, ${X^}, ${X^^}, ${X,}, ${X,,} and
 //     ${X:off:len} with inert offsets. $(…) and `…` whose output the analysis works out
 //     exactly (echo, printf without widths, cat of a here-document, base64 -d, pwd, cd,
-//     basename, dirname, head, tail, tr, rev, xxd -r -p). <(…) and >(…).
+//     basename, dirname, head, tail, tr, rev, xxd -r -p). <(…) and >(…). Indexed arrays the
+//     line builds from known words (a=(…), a[0]=…, declare -a), read with subscripts whose
+//     value is known (${a[1]}, ${a[$i]}, ${a[@]}, ${#a[@]}).
+//   - A value that is not known (the output of a command, a variable the line assigned one)
+//     only where it is printed by echo or assigned to a variable used the same way: never
+//     as a command, a path, an option, a redirection target or printf's argument.
 //   - Arithmetic ($((…)), ((…)), let, ${x:off:len}, [[ a -eq b ]]) whose every leaf is a
 //     number or a variable whose known value is itself inert; assignments to plain names.
 //   - Redirections of every form to known targets; here-documents and here-strings.
@@ -41,15 +46,19 @@
 //     of known text (walked like the rest), read into plain names, unset of plain names,
 //     export, declare, typeset, local and readonly of plain names (not -n, -i, -a, -A, -l,
 //     -u, -c, export -f), set with the options that keep the shell's reading unchanged
-//     (-e, -u, -x, -o pipefail, …; not -k, +B, -o posix), shopt of the glob options,
+//     (-e, -u, -x, -o pipefail, …; not -k, +B, -o posix), shopt of the glob options other
+//     than dotglob (nullglob, failglob, globstar, nocaseglob; extglob, though extended globs
+//     themselves stay outside),
 //     source and . of a literal file inside the working directory, kill, umask, ulimit.
 //   - Wrappers and hidden commands whose options are all understood (the way the tool reads
 //     them: clusters, --opt=value, --opt value, unambiguous abbreviations), with the hidden
 //     command resolved.
 //
-// Outside it, and so never auto-allowed: variables from the environment or unset ones, $(…)
-// with an unknown output, while/until/select and C-style for loops, recursive functions,
-// coproc, arrays and subscripts (${a[…]}, a[i]=…, read -a, mapfile), ${!x}, ${!prefix*},
+// Outside it, and so never auto-allowed: variables from the environment or unset ones, a
+// value that is not known anywhere but echo and assignments, while/until/select and C-style
+// for loops, nested loops, recursive functions, coproc, associative arrays, read -a,
+// mapfile, subscripts that are not known (a[$(…)]=…, ${a[$x]} with $x unknown), name
+// references (declare -n), shopt -s dotglob and GLOBIGNORE, ${!x}, ${!prefix*},
 // ${x@…}, $"…", ~user, extended globs, arithmetic that names an unknown variable or text
 // with a subscript or expansion, test -v of a subscript, source of anything else, alias,
 // hash -p, enable, bind, fc, compgen, getopts, exec -a, variables that change what runs
