@@ -45,9 +45,10 @@ func (g *Gate) startJob() bool {
 	return true
 }
 
-// deliver posts the card to every routed chat in the background. When no chat took it the
-// request falls back at once (deny unless ask_fallback = "allowlist" covers it).
-func (g *Gate) deliver(rec approval.Request, fallbackAllows bool) {
+// deliver posts the card to each of targets in the background. When no card reached a chat
+// (none was recorded before and none of these posts succeeded) the request falls back at
+// once (deny unless ask_fallback = "allowlist" covers it).
+func (g *Gate) deliver(rec approval.Request, targets []approval.Target, fallbackAllows bool) {
 	if !g.startJob() {
 		return
 	}
@@ -62,8 +63,8 @@ func (g *Gate) deliver(rec approval.Request, fallbackAllows bool) {
 		card := render.CardFor(&rec)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
-		delivered := 0
-		for _, t := range rec.Routes {
+		delivered := len(rec.Cards)
+		for _, t := range targets {
 			ch := g.byName[t.Channel]
 			if ch == nil {
 				continue
@@ -83,10 +84,20 @@ func (g *Gate) deliver(rec approval.Request, fallbackAllows bool) {
 					g.posted = make(chan struct{})
 					g.mu.Unlock()
 				}()
+				post, handled := g.claimPost(ctx, rec.ID, t)
+				if !post {
+					if handled {
+						mu.Lock()
+						delivered++
+						mu.Unlock()
+					}
+					return
+				}
 				ref, err := ch.Post(ctx, t.Chat, card)
 				g.metrics.Delivery(t.Channel, err)
 				if err != nil {
 					g.log.Warn("posting card failed", "request_id", rec.ID, "channel", t.Channel, "err", err)
+					g.postFailed(rec.ID, t)
 					return
 				}
 				mu.Lock()
@@ -100,6 +111,53 @@ func (g *Gate) deliver(rec approval.Request, fallbackAllows bool) {
 			g.fallback(rec.ID, fallbackAllows)
 		}
 	}()
+}
+
+// claimPost decides whether this replica posts request id's card to t: on a PostClaimer
+// store only under the cluster-wide claim, and once per process (a request this replica
+// adopts back while its own post is in flight, or after, is not posted again). handled is
+// true when the card is not posted here because it needs no post from this replica
+// (posted or being posted, recorded, or the request decided or owned by another).
+func (g *Gate) claimPost(ctx context.Context, id string, t approval.Target) (post, handled bool) {
+	if pc := g.postClaimer(); pc != nil {
+		claim, err := pc.ClaimPost(ctx, id, t)
+		if err != nil {
+			g.log.Warn("claiming a card's post failed; the card is not posted", "request_id", id, "channel", t.Channel, "chat", t.Chat, "err", err)
+			return false, false
+		}
+		if !claim.Post {
+			g.log.Debug("not posting a card", "request_id", id, "channel", t.Channel, "chat", t.Chat, "because", claim.Skip)
+			return false, true
+		}
+		if claim.Previous != "" {
+			g.log.Warn("posting a card again: the replica that claimed its post lost the request before recording it, so the chat may show this request's card twice",
+				"request_id", id, "channel", t.Channel, "chat", t.Chat, "claimed_by", claim.Previous)
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	w := g.live[id]
+	if w == nil {
+		return true, false
+	}
+	if w.posts[t] {
+		return false, true
+	}
+	if w.posts == nil {
+		w.posts = map[approval.Target]bool{}
+	}
+	w.posts[t] = true
+	return true, false
+}
+
+// postFailed forgets that this process posts request id's card to t: a later adoption of
+// the request here may try again.
+func (g *Gate) postFailed(id string, t approval.Target) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if w := g.live[id]; w != nil {
+		delete(w.posts, t)
+	}
 }
 
 func (g *Gate) recordCard(id string, ref approval.CardRef) {

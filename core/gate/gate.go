@@ -194,6 +194,8 @@ type waiter struct {
 	retry    time.Duration
 	// watchers are called once when the request is decided or the gate closes.
 	watchers []*watch
+	// posts are the chats this process started posting the card to (see claimPost).
+	posts map[approval.Target]bool
 }
 
 // New builds a gate. Channels are the configured chat platforms; routes may be empty.
@@ -455,7 +457,7 @@ func (g *Gate) Submit(ctx context.Context, a Ask, caller Caller) (approval.Reque
 	g.log.Info("request pending", "request_id", rec.ID, "session", rec.Session, "tool", rec.Tool, "summary", rec.Summary,
 		"rule", rec.Rule, "ask_reason", rec.AskReason)
 	if len(rec.Routes) > 0 {
-		g.deliver(rec, w.fallback)
+		g.deliver(rec, rec.Routes, w.fallback)
 	}
 	return rec, nil
 }

@@ -62,7 +62,7 @@ func (g *Gate) Recover(ctx context.Context) (expired, rearmed int, err error) {
 		rearmed++
 		if len(rec.Cards) == 0 && len(rec.Routes) > 0 {
 			// Whether the allowlist would cover it is re-judged under today's policy.
-			g.deliver(rec, false)
+			g.deliver(rec, rec.Routes, false)
 		}
 	}
 	if stepped > 0 {

@@ -18,8 +18,9 @@ import (
 //   - the channel leader finds the request of any card (LivePending, ByCard);
 //   - the caps count the cluster's pending requests (the store enforces them exactly).
 //
-// Only the replica whose decision won edits the cards; only the creator delivers them,
-// or the maintenance leader after the creator died (Adopt).
+// Only the replica whose decision won edits the cards; only the request's owner delivers
+// them — its creator, or the maintenance leader after the creator died (Adopt) — and, on a
+// store that is a PostClaimer, only after claiming the post of each card.
 type Shared interface {
 	// Follow hands fn every pending request, returns, and then hands it every later
 	// change to a pending request made by any replica (created, a card recorded,
@@ -176,18 +177,75 @@ func (g *Gate) follow(ctx context.Context, id string) {
 // followReadTimeout bounds the store reads of follow.
 const followReadTimeout = 5 * time.Second
 
+// PostClaimer is implemented by a Shared store, so that each card is posted once per chat
+// across the replicas: a replica posts a card only after claiming its post, and records
+// the posted message (AddCard) after.
+type PostClaimer interface {
+	// ClaimPost claims posting request id's card to one chat for this replica. It claims
+	// only for the request's owner (its creator, or the replica that adopted it), only
+	// while the request is pending and no card is recorded for that chat. A claim another
+	// replica made and left without a recorded card is taken over: that replica lost the
+	// request (it died, or lost its lease) between claiming and recording, so it may have
+	// posted a card whose message nobody knows (PostClaim.Previous).
+	ClaimPost(ctx context.Context, id string, to approval.Target) (PostClaim, error)
+}
+
+// PostClaim is what ClaimPost decided.
+type PostClaim struct {
+	// Post is true when this replica holds the claim now and posts the card.
+	Post bool
+	// Previous names the replica whose claim this one took over ("" when there was none).
+	// It claimed the post and lost the request before recording a card: when its post
+	// reached the chat, the chat shows this request's card twice.
+	Previous string
+	// Skip says why not to post when Post is false: the request is decided, its card in
+	// that chat is recorded, or another replica owns the request and posts it.
+	Skip string
+}
+
+// The reasons of PostClaim.Skip.
+const (
+	SkipDecided  = "decided"
+	SkipRecorded = "card recorded"
+	SkipNotOwner = "another replica owns the request"
+)
+
 // Adopt takes over delivery of a pending request whose replica died (the maintenance
-// leader calls it for each request the store hands over): it is made live here and, when
-// no card reached a chat yet, delivered.
+// leader calls it for each request the store hands over): it is made live here and its
+// card delivered to every routed chat where none is recorded. A recorded card stays the
+// request's card (the decision's winner edits it); a chat whose card's post was claimed
+// but not recorded gets it again (see PostClaimer).
 func (g *Gate) Adopt(rec approval.Request) {
 	if rec.State != approval.StatePending {
 		return
 	}
 	g.mirrorPending(rec)
-	if len(rec.Cards) == 0 && len(rec.Routes) > 0 {
-		g.log.Info("delivering a request whose replica is gone", "request_id", rec.ID)
-		g.deliver(rec, false)
+	var missing []approval.Target
+	for _, t := range rec.Routes {
+		if !hasCardIn(rec.Cards, t) {
+			missing = append(missing, t)
+		}
 	}
+	if len(missing) > 0 {
+		g.log.Info("delivering a request whose replica is gone", "request_id", rec.ID, "chats", len(missing), "cards", len(rec.Cards))
+		g.deliver(rec, missing, false)
+	}
+}
+
+// hasCardIn reports whether a card is recorded for the chat t.
+func hasCardIn(cards []approval.CardRef, t approval.Target) bool {
+	for _, c := range cards {
+		if c.Channel == t.Channel && c.Chat == t.Chat {
+			return true
+		}
+	}
+	return false
+}
+
+// postClaimer returns the store's PostClaimer side, or nil.
+func (g *Gate) postClaimer() PostClaimer {
+	pc, _ := g.store.(PostClaimer)
+	return pc
 }
 
 // Claimer is what a channel asks before handling a platform event (a Telegram update, a

@@ -88,6 +88,7 @@ func (t *txn) quarantineIn(re *recordError) (approval.Request, error) {
 		if re.key == s.k.pending(re.name) {
 			t.del(s.k.pending(re.name))
 			t.del(s.k.owner(re.name))
+			t.delPosts(re.name)
 			if err := t.countPending(&stand, -1); err != nil {
 				return stand, err
 			}

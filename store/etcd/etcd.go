@@ -74,6 +74,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for audit keys and claims; nil means time.Now.
 	Now func() time.Time
+
+	// wrapKV, when set, wraps the client's KV: the package's tests inject etcd's failures
+	// through it (a commit whose answer is lost).
+	wrapKV func(clientv3.KV) clientv3.KV
 }
 
 func (o *Options) withDefaults() error {
@@ -203,6 +207,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcd: connecting to %s: %w", strings.Join(opts.Endpoints, ","), err)
+	}
+	if opts.wrapKV != nil {
+		cli.KV = opts.wrapKV(cli.KV)
 	}
 	s := &Store{
 		opts: opts, cli: cli, log: opts.Logger, now: opts.Now, k: keys{p: opts.Prefix},
@@ -350,6 +357,13 @@ func (k keys) pendingPrefix() string    { return k.p + "pend/" }
 // owner names the replica delivering a pending request, on that replica's lease.
 func (k keys) owner(id string) string { return k.p + "own/" + id }
 func (k keys) ownerPrefix() string    { return k.p + "own/" }
+
+// post claims the post of a pending request's card to one chat (see ClaimPost); the
+// request's claims are under postPrefix.
+func (k keys) post(id, channel, chat string) string {
+	return k.postPrefix(id) + hx(channel) + "/" + hx(chat)
+}
+func (k keys) postPrefix(id string) string { return k.p + "post/" + hx(id) + "/" }
 
 // session is an agent's own record of a session name ("" the record every agent shares),
 // under the name's prefix.

@@ -160,21 +160,40 @@ func (s *Store) adoptOrphans(ctx context.Context, fn func(approval.Request)) (in
 	return rev, nil
 }
 
+// adoptOne takes one orphan over. A failure etcd may outlast is tried again while this
+// replica leads (ctx): an orphan left behind would get no card until it times out. A
+// take-over whose answer was lost and that did commit is found on the next round as this
+// replica's (its name on its lease).
 func (s *Store) adoptOne(ctx context.Context, id string, fn func(approval.Request)) {
 	ok := s.k.owner(id)
 	pk := s.k.pending(id)
-	wctx, cancel := context.WithTimeout(ctx, s.opts.WriteTimeout)
-	defer cancel()
-	resp, err := s.cli.Txn(wctx).
-		If(clientv3.Compare(clientv3.CreateRevision(ok), "=", 0), clientv3.Compare(clientv3.CreateRevision(pk), ">", 0)).
-		Then(clientv3.OpPut(ok, s.opts.Name, clientv3.WithLease(s.lease.id())), clientv3.OpGet(pk)).
-		Commit()
-	if err != nil {
+	backoff := 50 * time.Millisecond
+	var resp *clientv3.TxnResponse
+	for unknown := false; ; unknown = true {
+		lease := s.lease.id()
+		wctx, cancel := context.WithTimeout(ctx, s.opts.WriteTimeout)
+		var err error
+		resp, err = s.cli.Txn(wctx).
+			If(clientv3.Compare(clientv3.CreateRevision(ok), "=", 0), clientv3.Compare(clientv3.CreateRevision(pk), ">", 0)).
+			Then(clientv3.OpPut(ok, s.opts.Name, clientv3.WithLease(lease)), clientv3.OpGet(pk)).
+			Else(clientv3.OpGet(ok), clientv3.OpGet(pk)).
+			Commit()
+		cancel()
+		if err == nil {
+			if !resp.Succeeded {
+				o := onlyKV(resp, 0)
+				if !unknown || o == nil || string(o.Value) != s.opts.Name || o.Lease != int64(lease) {
+					return // decided, or another replica took it
+				}
+				// Ours: an earlier round committed.
+			}
+			break
+		}
 		s.log.Warn("etcd: adopting an orphaned request failed", "request_id", id, "err", err)
-		return
-	}
-	if !resp.Succeeded {
-		return // decided, or another replica took it
+		if ctx.Err() != nil || !isTransient(err) || !sleepCtx(ctx, backoff) {
+			return
+		}
+		backoff = min(backoff*2, time.Second)
 	}
 	kvs := resp.Responses[1].GetResponseRange().Kvs
 	if len(kvs) != 1 {

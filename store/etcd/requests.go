@@ -66,7 +66,7 @@ func (s *Store) Create(ctx context.Context, r *approval.Request, audit approval.
 			main = pk
 		}
 		if cur, exists := t.expectAbsent(main); exists {
-			if bytes.Equal(cur, raw) {
+			if t.mayHaveCommitted() && bytes.Equal(cur, raw) {
 				return nil // an earlier attempt of this very write committed
 			}
 			return fmt.Errorf("request %s already exists", id)
@@ -87,6 +87,12 @@ func (s *Store) Create(ctx context.Context, r *approval.Request, audit approval.
 		}
 		return t.appendAudit(audit)
 	})
+}
+
+// delPosts deletes the claims of a request's card posts (it is no longer pending).
+func (t *txn) delPosts(id string) {
+	p := t.s.k.postPrefix(id)
+	t.delRange(p, clientv3.GetPrefixRangeEnd(p))
 }
 
 // countPending moves the pending counters by delta, refusing to go over the caps.
@@ -232,6 +238,7 @@ func (s *Store) Resolve(ctx context.Context, id string, res approval.Resolution,
 		t.put(t.s.k.decided(id), raw)
 		t.del(t.s.k.pending(id))
 		t.del(t.s.k.owner(id))
+		t.delPosts(id)
 		if err := t.countPending(&r, -1); err != nil {
 			return err
 		}

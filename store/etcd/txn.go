@@ -43,6 +43,9 @@ type op struct {
 	// seqs are the audit seqs the op was given, kept across re-runs so that a re-run
 	// after an unknown outcome writes the same entries, not new ones.
 	seqs []uint64
+	// unknown is set once a commit that held the op failed in a way that may still have
+	// committed it: only then may a re-run take what it finds for its own earlier write.
+	unknown bool
 }
 
 // write queues fn for the next transaction and waits until it is committed or failed.
@@ -220,6 +223,10 @@ func (t *txn) expectAbsent(key string) ([]byte, bool) {
 	return nil, false
 }
 
+// mayHaveCommitted reports whether an earlier commit of the running op may have committed
+// it (its outcome is unknown): what the op finds written may then be its own.
+func (t *txn) mayHaveCommitted() bool { return t.cur.unknown }
+
 // auditSeq is the op's next audit seq, the same on every run of the op.
 func (t *txn) auditSeq(at time.Time) uint64 {
 	o := t.cur
@@ -394,6 +401,9 @@ func (s *Store) commit(w int, batch []*op, carry *[]*op) int {
 				// again on fresh reads; an op that finds its own write done reports it
 				// as done.
 				s.log.Warn("etcd write failed; retrying", "err", err)
+				for _, o := range included {
+					o.unknown = true
+				}
 				if !sleepCtx(ctx, backoff) {
 					return s.failAll(live, unavailable("writing", err))
 				}

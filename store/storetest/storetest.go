@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,6 +60,7 @@ func Run(t *testing.T, b Backend) {
 	}{
 		{"CreateGetAndPending", testCreateGetAndPending},
 		{"CreateRefusesAnExistingID", testCreateRefusesAnExistingID},
+		{"ConcurrentCreatesOfOneRequest", testConcurrentCreatesOfOneRequest},
 		{"ResolveIsCompareAndSet", testResolveIsCompareAndSet},
 		{"ResolveAfterDeadlineTimesOut", testResolveAfterDeadlineTimesOut},
 		{"ResolveUnknownIsNotFound", testResolveUnknownIsNotFound},
@@ -178,19 +180,30 @@ func testCreateGetAndPending(t *testing.T, b Backend) {
 func testCreateRefusesAnExistingID(t *testing.T, b Backend) {
 	s, _ := b.Open(t)
 	ctx := context.Background()
+	// One id per case, made once: ID reads the clock, so two calls can be a millisecond
+	// apart and make two ids.
+	ids := []string{ID(1), ID(2), ID(3), ID(4), ID(5), ID(6)}
+	same := pending(ids[4], "s", "a")
+	sameDecided := decided(ids[5], "s")
 	tests := []struct {
 		name        string
 		first, then *approval.Request
 	}{
-		{"pending then pending", pending(ID(1), "s", "a"), pending(ID(1), "s", "b")},
-		{"pending then decided", pending(ID(2), "s", "a"), decided(ID(2), "s")},
-		{"decided then pending", decided(ID(3), "s"), pending(ID(3), "s", "a")},
-		{"decided then decided", decided(ID(4), "s"), decided(ID(4), "t")},
+		{"pending then pending", pending(ids[0], "s", "a"), pending(ids[0], "s", "b")},
+		{"pending then decided", pending(ids[1], "s", "a"), decided(ids[1], "s")},
+		{"decided then pending", decided(ids[2], "s"), pending(ids[2], "s", "a")},
+		{"decided then decided", decided(ids[3], "s"), decided(ids[3], "t")},
+		// The very same request again, byte for byte, is no retry of the first: refused.
+		{"the same pending request twice", same, same},
+		{"the same decided request twice", sameDecided, sameDecided},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			must(t, s.Create(ctx, tc.first, approval.AuditEntry{Event: "request"}))
-			if err := s.Create(ctx, tc.then, approval.AuditEntry{Event: "request"}); err == nil {
+			if tc.first.ID != tc.then.ID {
+				t.Fatalf("the case has two ids: %s and %s", tc.first.ID, tc.then.ID)
+			}
+			must(t, s.Create(ctx, tc.first, approval.AuditEntry{Event: "request", RequestID: tc.first.ID}))
+			if err := s.Create(ctx, tc.then, approval.AuditEntry{Event: "request", RequestID: tc.then.ID}); err == nil {
 				t.Fatal("a second request with the same id was stored")
 			}
 			got, err := s.Get(ctx, tc.first.ID)
@@ -198,7 +211,61 @@ func testCreateRefusesAnExistingID(t *testing.T, b Backend) {
 			if got.State != tc.first.State || got.Session != tc.first.Session || got.Fingerprint != tc.first.Fingerprint {
 				t.Fatalf("the first request was overwritten: %+v", got)
 			}
+			entries, err := entriesOf(s.Audit(ctx, approval.AuditQuery{RequestID: tc.first.ID}))
+			must(t, err)
+			if len(entries) != 1 {
+				t.Fatalf("%d audit entries for the id, want the first create's only", len(entries))
+			}
 		})
+	}
+	list, err := s.Pending(ctx)
+	must(t, err)
+	if len(list) != 3 {
+		t.Fatalf("%d pending, want the 3 first pending creates", len(list))
+	}
+}
+
+// testConcurrentCreatesOfOneRequest: many callers create the same request at once (in one
+// group commit, or racing ones): exactly one is stored, the others are refused.
+func testConcurrentCreatesOfOneRequest(t *testing.T, b Backend) {
+	s, _ := b.Open(t)
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		req  *approval.Request
+	}{
+		{"pending", pending(ID(1), "s", "fp")},
+		{"decided", decided(ID(2), "s")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 32
+			var wg sync.WaitGroup
+			var stored atomic.Int64
+			for i := 0; i < n; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if s.Create(ctx, tc.req, approval.AuditEntry{Event: "request", RequestID: tc.req.ID}) == nil {
+						stored.Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			if got := stored.Load(); got != 1 {
+				t.Fatalf("%d of %d identical creates were stored, want one", got, n)
+			}
+			entries, err := entriesOf(s.Audit(ctx, approval.AuditQuery{RequestID: tc.req.ID}))
+			must(t, err)
+			if len(entries) != 1 {
+				t.Fatalf("%d audit entries, want one", len(entries))
+			}
+		})
+	}
+	list, err := s.Pending(ctx)
+	must(t, err)
+	if len(list) != 1 {
+		t.Fatalf("%d pending, want one", len(list))
 	}
 }
 
