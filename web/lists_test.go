@@ -37,7 +37,7 @@ func TestGrantsAndLedgerPages(t *testing.T) {
 
 func TestRevokeAnAllowlistEntry(t *testing.T) {
 	r := newRig(t, policy.Config{AllowAlways: "persist"})
-	rec := r.askCmd("s", "touch approvebot-panel-revoke")
+	rec := r.askCmd("s", "mkfifo approvebot-panel-revoke")
 	b := r.browser()
 	b.mustSignIn()
 	b.follow(b.decide(rec.ID, "allow_always", ""))
@@ -49,8 +49,8 @@ func TestRevokeAnAllowlistEntry(t *testing.T) {
 	page := b.get("/ui/allowlist").body
 	wantIn(t, text(page), "<code>"+pattern+"</code>", ">Revoke</button>", `href="/ui/requests/`+rec.ID+`"`)
 
-	// Another touch is allowed by the entry until it is revoked.
-	if got, _ := r.g.Submit(context.Background(), askOf("s2", "touch approvebot-panel-revoke-2"), gate.Caller{Name: "agent"}); !got.Allowed {
+	// Another mkfifo is allowed by the entry until it is revoked.
+	if got, _ := r.g.Submit(context.Background(), askOf("s2", "mkfifo approvebot-panel-revoke-2"), gate.Caller{Name: "agent"}); !got.Allowed {
 		t.Fatalf("entry does not allow: %+v", got)
 	}
 	// The form names the one entry: this pattern for another agent is not it.
@@ -65,7 +65,7 @@ func TestRevokeAnAllowlistEntry(t *testing.T) {
 	if got := r.st.AllowlistEntries(); len(got) != 0 {
 		t.Fatalf("entries after revoke: %+v", got)
 	}
-	if got, _ := r.g.Submit(context.Background(), askOf("s3", "touch approvebot-panel-revoke-3"), gate.Caller{Name: "agent"}); got.State != approval.StatePending {
+	if got, _ := r.g.Submit(context.Background(), askOf("s3", "mkfifo approvebot-panel-revoke-3"), gate.Caller{Name: "agent"}); got.State != approval.StatePending {
 		t.Fatalf("revoked entry still allows: %+v", got)
 	}
 	trail, _ := r.st.Audit(context.Background(), approval.AuditQuery{})

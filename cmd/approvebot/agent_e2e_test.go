@@ -921,7 +921,7 @@ func TestAskAndExec(t *testing.T) {
 	t.Run("exec denied does not run", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		p := agStart(t, env, "", "exec", "-session", "exec-deny", "-cwd", dir, "--", "touch", "marker")
+		p := agStart(t, env, "", "exec", "-session", "exec-deny", "-cwd", dir, "--", "mkfifo", "marker")
 		id, _ := agPending(t, s, "exec-deny")
 		agDecide(t, s, id, "deny", "no")
 		out, code := p.wait(t)
@@ -935,7 +935,7 @@ func TestAskAndExec(t *testing.T) {
 	t.Run("exec timeout and missing program", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		if _, code := agRun(t, env, "", "exec", "-session", "exec-to", "-cwd", dir, "--", "touch", "marker"); code != exitTimeout {
+		if _, code := agRun(t, env, "", "exec", "-session", "exec-to", "-cwd", dir, "--", "mkfifo", "marker"); code != exitTimeout {
 			t.Fatalf("exit %d", code)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "marker")); err == nil {

@@ -14,19 +14,20 @@ import (
 // any session, until an operator revokes the entry.
 func TestAllowAlwaysPersistsAndRevokes(t *testing.T) {
 	t.Parallel()
-	touch, err := exec.LookPath("touch")
+	mkfifo, err := exec.LookPath("mkfifo")
 	if err != nil {
-		t.Skip("no touch on PATH")
+		t.Skip("no mkfifo on PATH")
 	}
-	touch, _ = filepath.EvalSymlinks(touch)
+	mkfifo, _ = filepath.EvalSymlinks(mkfifo)
 	s := testserver.Start(t, testserver.Options{Config: "[policy]\nallow_always = \"persist\"\n"})
-	// The entry covers running touch; what it touches must stay in the project (the cwd).
+	// The entry covers running mkfifo (not a safe bin); what it makes must stay in the project
+	// (the cwd).
 	inProject := func(session, command string) map[string]any {
 		m := bash(session, command)
 		m["cwd"] = "/srv/project"
 		return m
 	}
-	id := pendingID(t, s, inProject("p1", "touch persist-a"))
+	id := pendingID(t, s, inProject("p1", "mkfifo persist-a"))
 	code, m := decide(t, s, id, "allow_always", "")
 	if code != 200 {
 		t.Fatalf("decide: %d %v", code, m)
@@ -39,19 +40,19 @@ func TestAllowAlwaysPersistsAndRevokes(t *testing.T) {
 		t.Fatalf("allowlist: %v", list)
 	}
 	pattern := entries[0].(map[string]any)["pattern"].(string)
-	if pattern != touch && filepath.Base(pattern) != "touch" {
-		t.Fatalf("persisted pattern %q, want the resolved touch (%s)", pattern, touch)
+	if pattern != mkfifo && filepath.Base(pattern) != "mkfifo" {
+		t.Fatalf("persisted pattern %q, want the resolved mkfifo (%s)", pattern, mkfifo)
 	}
 	// Another file, another session: allowed by the persisted entry.
-	_, m = ask(t, s, inProject("p2", "touch persist-b"))
+	_, m = ask(t, s, inProject("p2", "mkfifo persist-b"))
 	want(t, m, "allowed", true, "source", "policy")
 	// Outside the project, the entry does not cover the effect.
-	pendingID(t, s, inProject("p2", "touch /tmp/approvebot-persist-b"))
+	pendingID(t, s, inProject("p2", "mkfifo /tmp/approvebot-persist-b"))
 	// Another executable still asks.
-	pendingID(t, s, inProject("p2", "mkdir persist-c"))
+	pendingID(t, s, inProject("p2", "ln -s a persist-c"))
 	// The entry survives a restart.
 	s2 := s.Restart(t)
-	_, m = ask(t, s2, inProject("p3", "touch persist-d"))
+	_, m = ask(t, s2, inProject("p3", "mkfifo persist-d"))
 	want(t, m, "allowed", true, "source", "policy")
 
 	if code, m := s2.JSON(t, "DELETE", "/v1/allowlist?pattern="+url.QueryEscape(pattern), agent, nil); code != 403 {
@@ -60,5 +61,5 @@ func TestAllowAlwaysPersistsAndRevokes(t *testing.T) {
 	if code, m := s2.JSON(t, "DELETE", "/v1/allowlist?pattern="+url.QueryEscape(pattern), operator, nil); code != 200 {
 		t.Fatalf("revoke: %d %v", code, m)
 	}
-	pendingID(t, s2, inProject("p3", "touch persist-e"))
+	pendingID(t, s2, inProject("p3", "mkfifo persist-e"))
 }
