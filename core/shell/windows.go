@@ -579,40 +579,53 @@ func windowsStatements(s string) []windowsStmt {
 // Windows agents' shell tools, where the floor also reads it the Windows way. A short option in
 // capitals (git log -S, grep -E) is not such a mark.
 func looksWindows(s string) bool {
-	if strings.ContainsAny(s, `\%`) || containsFoldASCII(s, "goto") || containsFoldASCII(s, "$env:") || strings.Contains(s, "]::") {
-		return true
-	}
-	for i := 1; i+1 < len(s); i++ {
-		c, next := s[i], s[i+1]
-		switch {
-		case c == ':' && (next == '/' || next == '\\') && isASCIILetter(s[i-1]) && (i == 1 || strings.IndexByte(" \t\n'\"(=;&|,", s[i-2]) >= 0):
-			return true // a drive: C:/ or c:\
-		case c == '-' && 'A' <= next && next <= 'Z' && i+2 < len(s) && 'a' <= s[i+2] && s[i+2] <= 'z':
-			return true // Remove-Item, -Recurse
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\', '%':
+			return true
+		case 'g', 'G':
+			if hasFoldASCIIAt(s, i, "goto") {
+				return true
+			}
+		case '$':
+			if hasFoldASCIIAt(s, i, "$env:") {
+				return true
+			}
+		case ']':
+			if strings.HasPrefix(s[i:], "]::") {
+				return true // [IO.File]::Delete
+			}
+		case ':':
+			// A drive at the start of a word: C:/ or c:\.
+			if i > 0 && i+1 < len(s) && (s[i+1] == '/' || s[i+1] == '\\') && isASCIILetter(s[i-1]) &&
+				(i == 1 || strings.IndexByte(" \t\n'\"(=;&|,", s[i-2]) >= 0) {
+				return true
+			}
+		case '-':
+			// Remove-Item, -Recurse: a capital after the dash, then a small letter.
+			if i+2 < len(s) && 'A' <= s[i+1] && s[i+1] <= 'Z' && 'a' <= s[i+2] && s[i+2] <= 'z' {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// hasFoldASCIIAt reports whether s holds the lower-case ASCII word sub at i, ignoring case.
+func hasFoldASCIIAt(s string, i int, sub string) bool {
+	if len(s)-i < len(sub) {
+		return false
+	}
+	for j := 0; j < len(sub); j++ {
+		c := s[i+j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != sub[j] {
+			return false
+		}
+	}
+	return true
 }
 
 func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
-
-// containsFoldASCII reports whether s contains the lower-case ASCII word sub, ignoring case.
-func containsFoldASCII(s, sub string) bool {
-	n := len(sub)
-	for i := 0; i+n <= len(s); i++ {
-		j := 0
-		for ; j < n; j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != sub[j] {
-				break
-			}
-		}
-		if j == n {
-			return true
-		}
-	}
-	return false
-}
