@@ -501,6 +501,14 @@ func (e *effectJudge) path(sc *sensScope, p string, tree bool) {
 		e.cs.add(Concern{Kind: ConcernSensitive, What: p, Glob: g, Reason: "touches the sensitive path " + p + " (" + g + ")"})
 		return
 	}
+	if q := respelled(p); q != "" {
+		// The same file in another system's spelling: /private/etc, %USERPROFILE%\…, /c/Users.
+		if g, ok := sc.match(q); ok {
+			e.cs.add(Concern{Kind: ConcernSensitive, What: p, Glob: g, Reason: "touches the sensitive path " + p + " (" + g + ")"})
+			return
+		}
+		p = q
+	}
 	if tree && e.mayHoldSensitive(sc, p) {
 		if g, ok := sc.matchTree(p); ok {
 			e.cs.add(Concern{Kind: ConcernSensitive, What: p, Glob: g,
@@ -508,6 +516,39 @@ func (e *effectJudge) path(sc *sensScope, p string, tree bool) {
 		}
 	}
 }
+
+// respelled is p in the plain spelling the sensitive paths are written in, when it is written
+// another way a program reads as the same file (see rewritePath; a drive mounted at /c, /mnt/c
+// or /cygdrive/c is that drive), or "" when it is not. Most words fail the first test.
+func respelled(p string) string {
+	if len(p) < 3 {
+		return ""
+	}
+	switch {
+	case p[0] == '%' || p[0] == '$' || p[0] == '\\' || p[0] == 'f' || p[0] == 'F' || strings.IndexByte(p, '\\') >= 0:
+	case p[0] == '/' && (p[1] == '/' || p[2] == '/' || strings.HasPrefix(p, "/private/") || strings.HasPrefix(p, "/var/root") ||
+		strings.HasPrefix(p, "/mnt/") || strings.HasPrefix(p, "/cygdrive/")):
+	default:
+		return ""
+	}
+	q := rewritePath(p, "")
+	rest := q
+	switch {
+	case strings.HasPrefix(rest, "/mnt/"):
+		rest = rest[len("/mnt"):]
+	case strings.HasPrefix(rest, "/cygdrive/"):
+		rest = rest[len("/cygdrive"):]
+	}
+	if len(rest) >= 3 && rest[0] == '/' && isASCIILetterByte(rest[1]) && rest[2] == '/' {
+		q = rest[1:2] + ":" + rest[2:] // /c/Users/x: Git Bash, WSL and Cygwin's C:
+	}
+	if q == p {
+		return ""
+	}
+	return q
+}
+
+func isASCIILetterByte(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // mayHoldSensitive is a quick test before matchTree: a relative path below a cwd that holds no
 // sensitive path cannot hold one either, unless it names one of the repository-style names
@@ -526,7 +567,11 @@ func (e *effectJudge) tree(sc *sensScope, dir string) {
 	if dir == "" {
 		return
 	}
-	if g, ok := sc.matchTree(dir); ok {
+	g, ok := sc.matchTree(dir)
+	if q := respelled(dir); !ok && q != "" {
+		g, ok = sc.matchTree(q)
+	}
+	if ok {
 		shown := dir
 		if dir == "." {
 			shown = sc.base
