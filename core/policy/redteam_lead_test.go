@@ -119,3 +119,26 @@ func leadGitWave() []rclass {
 		)},
 	}
 }
+
+// leadFunsubWave: bash 5.3's ${ …; } and ${| …; } run in the current shell, so the directory
+// and the variables they set carry over to the commands after them.
+func leadFunsubWave() []rclass {
+	return []rclass{
+		{"floor_dataflow", group(
+			ks(catastrophic,
+				`echo ${ cd /; }; rm -rf *`,
+				`: ${ cd ~; }; rm -rf .`,
+				`echo ${ X=/; }; rm -rf $X`,
+				`echo ${| cd /; }; rm -rf ./*`,
+				`x=${ cd /etc; pwd; }; rm -rf "$x"`,
+			),
+		)},
+		{"code_in_data", group(
+			ks(dangerous,
+				`echo ${ cd /tmp; }; ls`,
+				`echo ${ /tmp/evil; }`,
+			),
+		)},
+	}
+}
+

@@ -759,6 +759,16 @@ func (w *walker) walkSubstsNode(n syntax.Node) {
 			c.stdin = stdinNone()
 			c.pipe, c.pipePos = 0, 0
 			c.writes, c.reads, c.network = nil, nil, nil
+			if x.TempFile || x.ReplyVar {
+				// ${ …; } and ${| …; } (bash 5.3, mksh) run in the current shell: the
+				// directory, variables and functions they change carry over.
+				w.problem("${ …; } runs its commands in the current shell")
+				c.varsOwned = w.varsOwned
+				c.walkStmts(x.Stmts)
+				w.cwd, w.vars, w.funcs = c.cwd, c.vars, c.funcs
+				w.varsOwned = c.varsOwned
+				return false
+			}
 			c.walkStmts(x.Stmts)
 			return false
 		case *syntax.ProcSubst:
