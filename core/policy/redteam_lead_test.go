@@ -141,4 +141,3 @@ func leadFunsubWave() []rclass {
 		)},
 	}
 }
-
