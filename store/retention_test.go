@@ -252,3 +252,4 @@ func TestPruneDamagedEntry(t *testing.T) {
 		t.Fatal("CheckIndexes does not report the keys the damaged entry left")
 	}
 }
+
