@@ -252,4 +252,3 @@ func TestPruneDamagedEntry(t *testing.T) {
 		t.Fatal("CheckIndexes does not report the keys the damaged entry left")
 	}
 }
-
