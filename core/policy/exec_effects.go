@@ -313,6 +313,10 @@ func (e *effectJudge) segment(s *shell.Segment) {
 		for _, lit := range codeReadings(lang, code) {
 			e.codeLiteral(sc, lit)
 		}
+		if what := codeBuildsAtRunTime(lang, code); what != "" && s.Judged {
+			e.cs.add(Concern{Kind: ConcernUnknown, What: what,
+				Reason: "inline " + lang + " code builds text at run time (" + what + ") and what it opens or runs cannot be read"})
+		}
 		dump, names := codeEnvReads(lang, code)
 		if dump != "" {
 			e.cs.add(Concern{Kind: ConcernEnv, What: dump, Reason: "inline " + lang + " code reads the whole environment (" + dump + ")"})
@@ -785,14 +789,12 @@ func codeEnvReads(lang, code string) (dump string, names []string) {
 				break
 			}
 			rest = rest[i+len(form):]
-			name := strings.TrimLeft(rest, " '\"`")
-			n := 0
-			for n < len(name) && identChar(name, n) {
-				n++
+			name, literal := literalEnvKey(form, rest)
+			if !literal {
+				// os.environ[k], getenv('G'+'H_TOKEN'): a name built at run time may be any.
+				return strings.TrimRight(form, "[({.") + " of a name built at run time", names
 			}
-			if n > 0 {
-				names = append(names, name[:n])
-			}
+			names = append(names, name)
 		}
 	}
 	if acc.whole == "" {
@@ -821,6 +823,65 @@ func codeEnvReads(lang, code string) (dump string, names []string) {
 		rest = after
 	}
 	return "", names
+}
+
+// literalEnvKey reads the variable name after a named environment access (rest follows
+// form): process.env.NAME, $ENV{NAME}, or one quoted name closed by ], ) or a comma
+// (os.environ["NAME"], getenv('NAME'), ENV.fetch("NAME", x)). Anything else — a variable,
+// a concatenation, a call — is not a literal name.
+func literalEnvKey(form, rest string) (string, bool) {
+	ident := func(s string) int {
+		n := 0
+		for n < len(s) && identChar(s, n) {
+			n++
+		}
+		return n
+	}
+	if strings.HasSuffix(form, ".") {
+		n := ident(rest)
+		return rest[:n], n > 0
+	}
+	r := strings.TrimLeft(rest, " \t")
+	if strings.HasSuffix(form, "{") && ident(r) > 0 {
+		n := ident(r)
+		return r[:n], strings.HasPrefix(strings.TrimLeft(r[n:], " \t"), "}")
+	}
+	if r == "" || (r[0] != '\'' && r[0] != '"' && r[0] != '`') {
+		return "", false
+	}
+	q := r[0]
+	n := ident(r[1:])
+	if n == 0 || 1+n >= len(r) || r[1+n] != q {
+		return "", false
+	}
+	after := strings.TrimLeft(r[2+n:], " \t")
+	return r[1 : 1+n], after != "" && strings.IndexByte("]),}", after[0]) >= 0
+}
+
+// codeBuildsAtRunTime names what in inline code makes text at run time and then runs or
+// opens it (exec, eval, decoders), so that what it touches cannot be read from the
+// command line; "" when nothing does.
+func codeBuildsAtRunTime(lang, code string) string {
+	var forms []string
+	switch lang {
+	case "python":
+		forms = []string{"exec(", "eval(", "compile(", "fromhex(", "b64decode(", "b32decode(", "b85decode(", "a85decode(",
+			"unhexlify(", "codecs.decode(", "decompress(", "marshal.loads(", "pickle.loads(", "chr("}
+	case "javascript":
+		forms = []string{"eval(", "Function(", "atob(", "'base64')", "\"base64\")", "'hex')", "\"hex\")", "fromCharCode("}
+	case "ruby":
+		forms = []string{"eval(", "eval ", "unpack", "decode64", "instance_eval", "send("}
+	case "perl":
+		forms = []string{"eval ", "eval(", "eval{", "pack(", "pack ", "decode_base64", "chr("}
+	case "php":
+		forms = []string{"eval(", "base64_decode(", "hex2bin(", "str_rot13(", "chr(", "create_function("}
+	}
+	for _, f := range forms {
+		if i := strings.Index(code, f); i >= 0 && !identChar(code, i-1) {
+			return strings.TrimRight(f, "( ")
+		}
+	}
+	return ""
 }
 
 // stringLiterals returns the quoted strings of a program text ('…', "…", `…`), without the

@@ -31,7 +31,7 @@ func redteamCorpus() []rclass {
 		{"floor_dotdot", group(floorDotDotCases(), floorDotDotWave2())},
 		{"near_miss", group(nearMissCases(), nearMissWave2())},
 		{"everyday", group(everydayCases(), everydayWave2())},
-	}, append(append(append(wave3(), wave4()...), fixshellWave()...), append(append(append(leadWave(), leadEnvWave()...), leadGitWave()...), leadFunsubWave()...)...)...))
+	}, append(append(append(wave3(), wave4()...), fixshellWave()...), leadWaves()...)...))
 }
 
 // mergeClasses folds classes of the same name together, keeping the first one's place.

@@ -4,6 +4,15 @@ package policy_test
 // GLOBIGNORE) and sensitive paths behind an unknown first part, which must ask even where
 // security = "full" allows every command; and the everyday spellings next to them.
 
+// leadWaves are the lead's waves, in the order they were written.
+func leadWaves() []rclass {
+	var out []rclass
+	for _, w := range [][]rclass{leadWave(), leadEnvWave(), leadGitWave(), leadFunsubWave(), leadInlineCodeWave()} {
+		out = append(out, w...)
+	}
+	return out
+}
+
 func leadWave() []rclass {
 	return []rclass{
 		{"sensitive", group(
@@ -137,6 +146,37 @@ func leadFunsubWave() []rclass {
 			ks(dangerous,
 				`echo ${ cd /tmp; }; ls`,
 				`echo ${ /tmp/evil; }`,
+			),
+		)},
+	}
+}
+
+// leadInlineCodeWave: inline code of an allowlisted interpreter that builds at run time the
+// name of the variable it reads or the text it opens or runs.
+func leadInlineCodeWave() []rclass {
+	return []rclass{
+		{"environment", group(
+			ks(concern,
+				`python3 -c "import os;print(os.environ.get('G'+'ITHUB_TOKEN'))"`,
+				`python3 -c "import os;k='GITHUB'+'_TOKEN';print(os.environ[k])"`,
+				`python3 -c "import os;print(os.getenv(chr(71)+'H_TOKEN'))"`,
+				`node -e "const k='NPM'+'_TOKEN';console.log(process.env[k])"`,
+				`perl -e 'my $k="AWS_SECRET"."_ACCESS_KEY"; print $ENV{$k}'`,
+			),
+		)},
+		{"code_in_data", group(
+			ks(dangerous,
+				`python3 -c "print(open(bytes.fromhex('2f686f6d652f6465762f2e6e65747263').decode()).read())"`,
+				`python3 -c "import codecs;print(open(codecs.decode('/ubzr/qri/.arge','rot13')).read())"`,
+				`python3 -c "import base64;exec(base64.b64decode('cHJpbnQoMSk='))"`,
+				`python3 -c "exec(input())"`,
+				`node -e "eval(Buffer.from('Y29uc29sZS5sb2coMSk=','base64').toString())"`,
+			),
+			ks(everydayDev,
+				`python3 -c "import os;print(os.environ['HOME'])"`,
+				`python3 -c "import os;print(os.getenv('PATH', ''))"`,
+				`python3 -c "import json,sys;print(json.load(sys.stdin)['version'])" < package.json`,
+				`python3 -c "print(1+1)"`,
 			),
 		)},
 	}
