@@ -228,10 +228,10 @@ func (g *Gate) resolve(ctx context.Context, id string, res approval.Resolution) 
 	return rec, nil
 }
 
-// finish wakes waiters and watchers, stops the timer, records metrics and edits every
-// posted card. Only the decision's winner (won) does all of it; anyone else only releases
-// a waiter still live.
-func (g *Gate) finish(rec approval.Request, won bool) {
+// wake ends the live request of rec, if this replica holds it: the timer stops, waiters
+// and watchers get rec, its cards are forgotten. It returns the waiter it ended (nil when
+// none was live).
+func (g *Gate) wake(rec approval.Request) *waiter {
 	g.mu.Lock()
 	w := g.dropLive(rec.ID)
 	var watchers []*watch
@@ -251,7 +251,14 @@ func (g *Gate) finish(rec approval.Request, won bool) {
 	for _, wt := range watchers {
 		wt.fn(rec)
 	}
-	if w != nil {
+	return w
+}
+
+// finish wakes waiters and watchers, stops the timer, records metrics and edits every
+// posted card. Only the decision's winner (won) does all of it; anyone else only releases
+// a waiter still live.
+func (g *Gate) finish(rec approval.Request, won bool) {
+	if w := g.wake(rec); w != nil {
 		g.metrics.Pending(-1)
 	} else if !won {
 		return

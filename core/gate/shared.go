@@ -120,26 +120,7 @@ func hasCard(cards []approval.CardRef, c approval.CardRef) bool {
 // release ends a live request another replica decided: waiters and watchers wake with
 // the decision, the timer stops. Cards are the winner's to edit.
 func (g *Gate) release(rec approval.Request) {
-	g.mu.Lock()
-	w := g.dropLive(rec.ID)
-	var watchers []*watch
-	if w != nil {
-		if w.timer != nil {
-			w.timer.Stop()
-		}
-		w.rec = rec
-		w.resolved = true
-		close(w.done)
-		watchers, w.watchers = w.watchers, nil
-	}
-	for _, c := range rec.Cards {
-		delete(g.cards, c)
-	}
-	g.mu.Unlock()
-	for _, wt := range watchers {
-		wt.fn(rec)
-	}
-	if w != nil {
+	if w := g.wake(rec); w != nil {
 		g.metrics.Pending(-1)
 		g.events.publish(Event{Kind: EventDecided, Request: rec})
 	}
