@@ -797,6 +797,11 @@ func codeEnvReads(lang, code string) (dump string, names []string) {
 			names = append(names, name)
 		}
 	}
+	if lang == "python" {
+		if what := pythonEnvByOtherName(code); what != "" {
+			return what, names
+		}
+	}
 	if acc.whole == "" {
 		return "", names
 	}
@@ -823,6 +828,39 @@ func codeEnvReads(lang, code string) (dump string, names []string) {
 		rest = after
 	}
 	return "", names
+}
+
+// pythonEnvByOtherName finds environ or getenv reached other than by a literal name
+// (from os import environ as e, getattr(os, 'environ'), vars(os)['environ'], g = os.getenv):
+// whatever the code then reads may be any variable. It returns the word as found.
+func pythonEnvByOtherName(code string) string {
+	for _, word := range []string{"environ", "getenv"} {
+		for from := 0; ; {
+			i := strings.Index(code[from:], word)
+			if i < 0 {
+				break
+			}
+			i += from
+			from = i + len(word)
+			if identChar(code, i-1) || identChar(code, from) {
+				continue // part of a longer name (environment, myenviron)
+			}
+			after := code[from:]
+			ok := false
+			switch {
+			case word == "getenv" && strings.HasPrefix(after, "("):
+				_, ok = literalEnvKey("(", after[1:])
+			case word == "environ" && strings.HasPrefix(after, "["):
+				_, ok = literalEnvKey("[", after[1:])
+			case word == "environ" && strings.HasPrefix(after, ".get("):
+				_, ok = literalEnvKey("(", after[len(".get("):])
+			}
+			if !ok {
+				return word
+			}
+		}
+	}
+	return ""
 }
 
 // literalEnvKey reads the variable name after a named environment access (rest follows

@@ -211,8 +211,9 @@ func (w *walker) checkEnv(name, value string, known bool) {
 			w.gitConfig(name, kv, known)
 		}
 		return
-	case name == "GLOBIGNORE":
-		w.an.GlobsMatchHidden = true // a GLOBIGNORE that is set turns dotglob on
+	case name == "GLOBIGNORE" || name == "BASHOPTS" && (!known || strings.Contains(value, "dotglob")):
+		// A GLOBIGNORE that is set turns dotglob on; a bash started with BASHOPTS=dotglob has it on.
+		w.an.GlobsMatchHidden = true
 	case name == "IFS" && !known:
 		w.problem("IFS is set to a value that is not known (words split where it says)")
 	}
